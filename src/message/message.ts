@@ -1,0 +1,133 @@
+import type { FieldValue, MessageProperties, StoredMessage } from './types.js';
+
+/**
+ * Where a delivered message settles: the subscription (or `get` channel) it arrived on.
+ * Delivery tags are scoped to it, as AMQP scopes them to a channel.
+ */
+export interface Settlement {
+  ack(deliveryTag: number, multiple: boolean): Promise<void>;
+  nack(deliveryTag: number, requeue: boolean, multiple: boolean): Promise<void>;
+  cancel(): Promise<void>;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * A delivered message, shaped like `AMQPMessage` of `@cloudamqp/amqp-client` (same fields, same
+ * `ack`/`nack`/`reject` defaults), plus `json()`.
+ *
+ * `properties` and `body` are built lazily: a consumer that never reads them costs no copy.
+ * `body` is a private copy, so mutating it cannot change what other consumers of a stream see.
+ */
+export class Message {
+  /** Exchange the message was published to (`""` for the default exchange). */
+  readonly exchange: string;
+  /** Routing key the message was published with. */
+  readonly routingKey: string;
+  /** Delivery tag for `ack`/`nack`/`reject`, scoped to the subscription. 0 for no-ack gets. */
+  readonly deliveryTag: number;
+  /** Tag of the consumer it was delivered to (`""` for `get`). */
+  readonly consumerTag: string;
+  /** True when the message was delivered before and returned to the queue. */
+  readonly redelivered: boolean;
+  /** Messages left in the queue after this one (set by `get`, like basic.get-ok). */
+  messageCount?: number;
+
+  readonly #stored: StoredMessage;
+  readonly #settlement: Settlement;
+  readonly #extraHeader: string | undefined;
+  readonly #extraValue: FieldValue;
+  #properties: MessageProperties | undefined;
+  #body: Uint8Array | undefined;
+  #settled = false;
+
+  /**
+   * @param extraHeader a header the queue adds to this delivery (`x-stream-offset`,
+   * `x-delivery-count`), overriding any value the publisher set.
+   */
+  constructor(
+    stored: StoredMessage,
+    deliveryTag: number,
+    consumerTag: string,
+    redelivered: boolean,
+    settlement: Settlement,
+    extraHeader?: string,
+    extraValue?: FieldValue,
+  ) {
+    this.#stored = stored;
+    this.exchange = stored.exchange;
+    this.routingKey = stored.routingKey;
+    this.deliveryTag = deliveryTag;
+    this.consumerTag = consumerTag;
+    this.redelivered = redelivered;
+    this.#settlement = settlement;
+    this.#extraHeader = extraHeader;
+    this.#extraValue = extraValue;
+  }
+
+  /** Message properties (content type, headers, priority, ...). */
+  get properties(): MessageProperties {
+    if (this.#properties) return this.#properties;
+    const stored = this.#stored.properties;
+    const extra = this.#extraHeader;
+    this.#properties =
+      extra === undefined
+        ? { ...stored, ...(stored.headers && { headers: { ...stored.headers } }) }
+        : { ...stored, headers: { ...stored.headers, [extra]: this.#extraValue } };
+    return this.#properties;
+  }
+
+  /** The body bytes (a copy owned by this message). */
+  get body(): Uint8Array {
+    this.#body ??= this.#stored.body.slice();
+    return this.#body;
+  }
+
+  /** Byte size of the body. */
+  get bodySize(): number {
+    return this.#stored.body.byteLength;
+  }
+
+  /** True once the message was acked, nacked or rejected through this object. */
+  get isAcked(): boolean {
+    return this.#settled;
+  }
+
+  /** The body decoded as UTF-8. */
+  bodyString(): string {
+    return decoder.decode(this.#body ?? this.#stored.body);
+  }
+
+  /** Alias of `bodyString()`, as `@cloudamqp/amqp-client` names it too. */
+  bodyToString(): string {
+    return this.bodyString();
+  }
+
+  /** The body parsed as JSON. */
+  json<T = unknown>(): T {
+    return JSON.parse(this.bodyString()) as T;
+  }
+
+  /** Acknowledges the message (and, with `multiple`, every earlier unsettled delivery). */
+  ack(multiple = false): Promise<void> {
+    this.#settled = true;
+    return this.#settlement.ack(this.deliveryTag, multiple);
+  }
+
+  /** Negative acknowledgement: requeue it, or drop / dead-letter it (the default). */
+  nack(requeue = false, multiple = false): Promise<void> {
+    this.#settled = true;
+    return this.#settlement.nack(this.deliveryTag, requeue, multiple);
+  }
+
+  /** Rejects the message: requeue it, or drop / dead-letter it (the default). */
+  reject(requeue = false): Promise<void> {
+    this.#settled = true;
+    return this.#settlement.nack(this.deliveryTag, requeue, false);
+  }
+
+  /** Cancels the consumer the message was delivered to. */
+  cancelConsumer(): Promise<void> {
+    return this.#settlement.cancel();
+  }
+}

@@ -1,0 +1,349 @@
+import { randomBytes } from 'node:crypto';
+import { ClosedError, PreconditionFailedError } from '../errors.js';
+import { Message, type Settlement } from '../message/message.js';
+import type { FieldTable, FieldValue, StoredMessage } from '../message/types.js';
+
+/** Parameters of `queue.subscribe()`, as `@cloudamqp/amqp-client` spells them. */
+export interface SubscribeParams {
+  /** Consumer tag; empty or absent → `amq.ctag-<random>`. */
+  tag?: string;
+  /** Deliveries count as acked when sent (no redelivery). Default false with a callback. */
+  noAck?: boolean;
+  /** Refuse other consumers on the queue while this one exists. */
+  exclusive?: boolean;
+  /** Consumer arguments (`x-priority`, stream `x-stream-offset`, filters, ...). */
+  args?: FieldTable;
+  /** Most unacked deliveries at once; 0 or absent = unlimited. */
+  prefetch?: number;
+  /** The callback or loop acks itself; the library never acks or nacks for it. */
+  manualAck?: boolean;
+  /** Requeue a message whose callback threw (default true). */
+  requeueOnNack?: boolean;
+}
+
+/** A subscriber callback. Its returned promise is awaited before the message is acked. */
+export type ConsumerCallback = (message: Message) => void | Promise<void>;
+
+/**
+ * The queue side of a subscription. Each queue kind implements it once; `E` is whatever the
+ * queue needs to find a delivery again (a queue entry, a stream offset).
+ *
+ * Re-entrancy: `deliver()` may run a synchronous callback that acks at once, so `onAck` and
+ * `onReject` can be called from inside `deliver()`. `onCapacity` never is: it is called only
+ * once the subscription is outside `deliver()`.
+ */
+export interface ConsumerHost<E> {
+  /** The consumer acked `entry`. */
+  onAck(consumer: Subscription<E>, entry: E): void;
+  /** The consumer rejected `entry` (nack, reject, or its channel closed with it unacked). */
+  onReject(consumer: Subscription<E>, entry: E, requeue: boolean): void;
+  /** The consumer may take more messages now. */
+  onCapacity(consumer: Subscription<E>): void;
+  /** The consumer was cancelled: deliver nothing more to it. Its unacked stay settleable. */
+  onCancel(consumer: Subscription<E>): void;
+}
+
+const resolved = Promise.resolve();
+
+/** Makes a server-style consumer tag for subscribers that gave none. */
+export function generateConsumerTag(): string {
+  return `amq.ctag-${randomBytes(16).toString('base64url')}`;
+}
+
+interface Waiter {
+  resolve(result: IteratorResult<Message>): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * One consumer: a subscription to a queue. It owns the delivery tags of its deliveries (as an AMQP
+ * channel does), its prefetch window and its unacked entries, and runs the callback or feeds the
+ * async iterator. Queue kinds deliver to it through `deliver()` while `capacity > 0`.
+ *
+ * - `cancel()` stops deliveries; unacked messages stay settleable (basic.cancel).
+ * - `close()` is the consumer's connection going away: it cancels and returns every unacked
+ *   message to the queue, in delivery order.
+ * - As an async iterator (subscribe without a callback), it acks the previous message when the
+ *   loop asks for the next one, unless `manualAck`/`noAck`; leaving the loop closes it, so the
+ *   message in hand when the loop exits is returned to the queue unless it was acked.
+ */
+export class Subscription<E = unknown> implements Settlement, AsyncIterable<Message> {
+  /** The consumer tag. */
+  readonly consumerTag: string;
+  /** Name of the queue it consumes from. */
+  readonly queueName: string;
+  /** Unacked deliveries allowed at once; 0 = unlimited. */
+  readonly prefetch: number;
+  readonly noAck: boolean;
+  readonly exclusive: boolean;
+  /** Consumer arguments as given. */
+  readonly args: Readonly<FieldTable>;
+  /** Per-consumer state of the queue kind (a stream's cursor, for example). */
+  hostState: unknown;
+
+  readonly #host: ConsumerHost<E>;
+  readonly #callback: ConsumerCallback | undefined;
+  readonly #autoAck: boolean;
+  readonly #requeueOnNack: boolean;
+  readonly #unacked = new Map<number, E>();
+  #nextTag = 1;
+  #cancelled = false;
+  #closed = false;
+  #delivering = false;
+  #capacityFreed = false;
+  // Iterator mode: messages delivered but not yet taken by the loop, and a waiting loop.
+  #buffer: Message[] = [];
+  #bufferHead = 0;
+  #waiter: Waiter | undefined;
+  #previous: Message | undefined;
+  #cancelListeners: (() => void)[] = [];
+
+  constructor(
+    host: ConsumerHost<E>,
+    queueName: string,
+    params: SubscribeParams,
+    callback?: ConsumerCallback,
+  ) {
+    const prefetch = params.prefetch ?? 0;
+    if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > 65535) {
+      throw new RangeError(`prefetch must be an integer 0..65535, got ${String(params.prefetch)}`);
+    }
+    if (params.tag !== undefined && typeof params.tag !== 'string') {
+      throw new TypeError('consumer tag must be a string');
+    }
+    this.#host = host;
+    this.queueName = queueName;
+    this.consumerTag = params.tag || generateConsumerTag();
+    this.prefetch = prefetch;
+    this.noAck = params.noAck === true;
+    this.exclusive = params.exclusive === true;
+    this.args = params.args ?? {};
+    this.#callback = callback;
+    this.#autoAck = !this.noAck && params.manualAck !== true;
+    this.#requeueOnNack = params.requeueOnNack !== false;
+  }
+
+  /** True until `cancel()` or `close()`. */
+  get active(): boolean {
+    return !this.#cancelled;
+  }
+
+  /** Deliveries sent and not yet settled. */
+  get unackedCount(): number {
+    return this.#unacked.size;
+  }
+
+  /** How many more messages it may receive now (Infinity when unlimited, 0 when cancelled). */
+  get capacity(): number {
+    if (this.#cancelled) return 0;
+    if (this.prefetch === 0) return Number.POSITIVE_INFINITY;
+    return this.prefetch - this.#unacked.size;
+  }
+
+  /** Registers a listener run once when the consumer is cancelled or closed. */
+  onCancelled(listener: () => void): void {
+    if (this.#cancelled) listener();
+    else this.#cancelListeners.push(listener);
+  }
+
+  /**
+   * Sends one message to the consumer. The host must only call it while `capacity > 0`. For a
+   * `noAck` consumer the entry is settled on delivery: the host treats it as acked.
+   * @param extraHeader a header this delivery carries beside the publisher's (e.g. `x-stream-offset`).
+   */
+  deliver(
+    entry: E,
+    stored: StoredMessage,
+    redelivered: boolean,
+    extraHeader?: string,
+    extraValue?: FieldValue,
+  ): Message {
+    const tag = this.#nextTag++;
+    if (!this.noAck) this.#unacked.set(tag, entry);
+    const message = new Message(
+      stored,
+      tag,
+      this.consumerTag,
+      redelivered,
+      this,
+      extraHeader,
+      extraValue,
+    );
+    this.#delivering = true;
+    try {
+      if (this.#callback) this.#runCallback(message);
+      else this.#push(message);
+    } finally {
+      this.#delivering = false;
+    }
+    if (this.#capacityFreed) {
+      this.#capacityFreed = false;
+      this.#host.onCapacity(this);
+    }
+    return message;
+  }
+
+  /** Acknowledges one delivery, or every unsettled one up to `deliveryTag` with `multiple`. */
+  ack(deliveryTag: number, multiple = false): Promise<void> {
+    try {
+      for (const entry of this.#take(deliveryTag, multiple)) this.#host.onAck(this, entry);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#freed();
+    return resolved;
+  }
+
+  /** Rejects one delivery (or every unsettled one up to it), requeueing or dropping it. */
+  nack(deliveryTag: number, requeue = false, multiple = false): Promise<void> {
+    try {
+      for (const entry of this.#take(deliveryTag, multiple)) {
+        this.#host.onReject(this, entry, requeue);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#freed();
+    return resolved;
+  }
+
+  /** Stops deliveries. Unacked messages stay with the consumer and can still be settled. */
+  cancel(): Promise<void> {
+    if (this.#cancelled) return resolved;
+    this.#cancelled = true;
+    this.#host.onCancel(this);
+    for (const listener of this.#cancelListeners.splice(0)) listener();
+    this.#endIteration();
+    return resolved;
+  }
+
+  /**
+   * Cancels and returns every unacked message to the queue in delivery order, as when a
+   * consumer's connection goes away. Settling them afterwards fails.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.cancel();
+    this.#closed = true;
+    const entries = [...this.#unacked.values()];
+    this.#unacked.clear();
+    for (const entry of entries) this.#host.onReject(this, entry, true);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Iterates the deliveries of a subscription made without a callback. */
+  [Symbol.asyncIterator](): AsyncIterator<Message> {
+    if (this.#callback) {
+      throw new TypeError('a subscription with a callback cannot also be iterated');
+    }
+    return {
+      next: () => this.#next(),
+      return: async () => {
+        await this.close();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  #take(deliveryTag: number, multiple: boolean): E[] {
+    if (this.#closed) {
+      throw new ClosedError(
+        `consumer '${this.consumerTag}' is closed; its deliveries were requeued`,
+      );
+    }
+    if (multiple) {
+      const entries: E[] = [];
+      const limit = deliveryTag === 0 ? Number.POSITIVE_INFINITY : deliveryTag;
+      for (const [tag, entry] of this.#unacked) {
+        if (tag > limit) break;
+        entries.push(entry);
+        this.#unacked.delete(tag);
+      }
+      if (entries.length === 0 && deliveryTag !== 0) throw unknownTag(deliveryTag);
+      return entries;
+    }
+    const entry = this.#unacked.get(deliveryTag);
+    if (entry === undefined) throw unknownTag(deliveryTag);
+    this.#unacked.delete(deliveryTag);
+    return [entry];
+  }
+
+  #freed(): void {
+    if (this.#cancelled) return;
+    if (this.#delivering) this.#capacityFreed = true;
+    else this.#host.onCapacity(this);
+  }
+
+  #runCallback(message: Message): void {
+    const callback = this.#callback!;
+    let result: void | Promise<void>;
+    try {
+      result = callback(message);
+    } catch {
+      if (this.#autoAck) void message.nack(this.#requeueOnNack).catch(ignore);
+      return;
+    }
+    if (!this.#autoAck) {
+      if (result) result.catch(ignore);
+      return;
+    }
+    if (!result) {
+      if (!message.isAcked) void message.ack().catch(ignore);
+      return;
+    }
+    result.then(
+      () => (message.isAcked ? undefined : message.ack().catch(ignore)),
+      () => (message.isAcked ? undefined : message.nack(this.#requeueOnNack).catch(ignore)),
+    );
+  }
+
+  #push(message: Message): void {
+    const waiter = this.#waiter;
+    if (waiter) {
+      this.#waiter = undefined;
+      this.#handOver(message);
+      waiter.resolve({ done: false, value: message });
+    } else {
+      this.#buffer.push(message);
+    }
+  }
+
+  #handOver(message: Message): void {
+    this.#previous = this.#autoAck ? message : undefined;
+  }
+
+  async #next(): Promise<IteratorResult<Message>> {
+    const previous = this.#previous;
+    this.#previous = undefined;
+    if (previous && !previous.isAcked && !this.#closed) await previous.ack();
+    if (this.#bufferHead < this.#buffer.length) {
+      const message = this.#buffer[this.#bufferHead]!;
+      this.#buffer[this.#bufferHead++] = undefined as unknown as Message;
+      if (this.#bufferHead === this.#buffer.length) {
+        this.#buffer.length = 0;
+        this.#bufferHead = 0;
+      }
+      this.#handOver(message);
+      return { done: false, value: message };
+    }
+    if (this.#cancelled) return { done: true, value: undefined };
+    return new Promise<IteratorResult<Message>>((resolve, reject) => {
+      this.#waiter = { resolve, reject };
+    });
+  }
+
+  #endIteration(): void {
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.resolve({ done: true, value: undefined });
+  }
+}
+
+function unknownTag(tag: number) {
+  return new PreconditionFailedError(`unknown delivery tag ${tag}`);
+}
+
+function ignore(): void {}

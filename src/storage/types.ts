@@ -1,0 +1,179 @@
+/**
+ * The storage seam. Every queue kind persists through these interfaces and nothing else;
+ * adapters know nothing of queues, messages or AMQP.
+ *
+ * Shape: an adapter holds namespaces (one per queue). A namespace holds any number of
+ * append-only segmented logs (a stream has one, a priority queue one per level) and one
+ * small key-value space for metadata (queue arguments, consumer offsets, key maps).
+ *
+ * Writes are synchronous into the adapter's buffers and made durable in batches: `append`
+ * returns the record's offset at once and `sync()` resolves once everything appended before
+ * the call is as durable as the adapter's fsync policy promises. Many appends in one tick
+ * share one write and one promise, which is what makes a per-message publish cheap.
+ */
+
+/** Turns the records of one log into bytes and back. Only persistent adapters encode. */
+export interface RecordCodec<T> {
+  /**
+   * Bytes the record accounts for in `bytes` totals and byte-based retention. Adapters call it
+   * once per append; it must be cheap and must not depend on anything but the record.
+   */
+  byteLength(record: T): number;
+  /** Serializes the record. The returned bytes may be reused by the codec after the call. */
+  encode(record: T): Uint8Array;
+  /** Rebuilds a record from bytes produced by `encode`. */
+  decode(bytes: Uint8Array): T;
+}
+
+/** What an adapter can do, so shared code and the conformance suite can adapt. */
+export interface StorageFeatures {
+  /** Data outlives the adapter instance (a new adapter on the same location sees it). */
+  readonly persistent: boolean;
+  /** `sync()` waits for an fsync under the adapter's policy. */
+  readonly fsync: boolean;
+  /** Fully deleted segments and mostly deleted ones are reclaimed (`compact`). */
+  readonly compaction: boolean;
+}
+
+/** Summary of one segment, kept in memory by every adapter so seeks never scan records. */
+export interface SegmentInfo {
+  /** Monotonic segment number within its log. */
+  readonly id: number;
+  /** Offset of the first record the segment ever held. */
+  readonly firstOffset: number;
+  /** Offset of the last record; `firstOffset - 1` while the segment is empty. */
+  readonly lastOffset: number;
+  /** Records stored in the segment, deleted ones included. */
+  readonly count: number;
+  /** Records in the segment marked deleted. */
+  readonly deletedCount: number;
+  /** Sum of `codec.byteLength` over the segment's records, deleted ones included. */
+  readonly bytes: number;
+  /** Timestamp of the first record (ms since epoch); `NaN` while empty. */
+  readonly firstTimestamp: number;
+  /** Timestamp of the last record (ms since epoch); `NaN` while empty. */
+  readonly lastTimestamp: number;
+}
+
+/**
+ * A forward reader over a log. It allocates nothing per record: `next()` advances and the
+ * current record is read from the fields. It sees records appended after it was created.
+ */
+export interface LogCursor<T> {
+  /** Offset of the current record (valid after `next()` returned true). */
+  readonly offset: number;
+  /** Timestamp of the current record. */
+  readonly timestamp: number;
+  /** The current record. */
+  readonly record: T;
+  /**
+   * Moves to the next retained record that is not marked deleted. Returns false at the end
+   * of the log (a later call may return true once more is appended). If the head of the log was
+   * dropped past the cursor, it continues from the oldest retained record.
+   */
+  next(): boolean;
+  /** Repositions so that the next `next()` yields the first live record at or after `offset`. */
+  seek(offset: number): void;
+}
+
+/** Options for one log, fixed when it is first created and remembered by persistent adapters. */
+export interface LogOptions {
+  /** Segment size in bytes before a new segment is started (default 8 MiB). */
+  readonly segmentBytes?: number;
+}
+
+/** An append-only, segmented log of records with gapless offsets starting at 1. */
+export interface Log<T> {
+  readonly name: string;
+  /** Offset of the oldest retained record; equals `nextOffset` when the log is empty. */
+  readonly firstOffset: number;
+  /** Offset the next appended record will get. Offsets are never reused. */
+  readonly nextOffset: number;
+  /** Retained records that are not marked deleted. */
+  readonly count: number;
+  /** Bytes of retained records that are not marked deleted. */
+  readonly bytes: number;
+  /** Appends one record and returns its offset. Durable after the next `sync()` resolves. */
+  append(record: T, timestamp: number): number;
+  /** Resolves once everything appended so far is durable per the adapter's policy. */
+  sync(): Promise<void>;
+  /** Reads one retained record by offset, or undefined if dropped, deleted or never written. */
+  get(offset: number): T | undefined;
+  /** Timestamp of a retained record, or NaN. */
+  timestampOf(offset: number): number;
+  /** A cursor whose first `next()` yields the first live record at or after `offset`. */
+  cursor(offset?: number): LogCursor<T>;
+  /** The retained segments, oldest first. The last one is the active (written) segment. */
+  segments(): readonly SegmentInfo[];
+  /** Offset of the first record at or after `timestamp` (binary search), or `nextOffset`. */
+  offsetAt(timestamp: number): number;
+  /**
+   * Drops whole segments from the head: every segment whose last offset is below `offset`.
+   * The active segment is never dropped. Returns how many live records went.
+   */
+  dropBefore(offset: number): number;
+  /**
+   * Marks one record deleted (an acked message). Idempotent; unknown offsets are ignored.
+   * A segment whose records are all deleted is reclaimed (never the active one); adapters that
+   * support `compaction` also rewrite mostly deleted segments in the background, keeping offsets.
+   */
+  markDeleted(offset: number): void;
+  /** Whether a retained record is marked deleted. */
+  isDeleted(offset: number): boolean;
+  /** Rolls over to a fresh active segment (so that every earlier segment can be dropped). */
+  roll(): void;
+  /** Drops every record (all segments; offsets keep counting). */
+  truncate(): void;
+  /** Flushes and releases the log. Further calls throw MQLITE_CLOSED. */
+  close(): Promise<void>;
+}
+
+/** JSON-compatible values, as stored in the metadata space. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
+
+/**
+ * A small key-value space. Reads are served from memory; `set`/`delete` apply at once and are
+ * written in the background, durable after `sync()`.
+ */
+export interface MetaStore {
+  get(key: string): JsonValue | undefined;
+  set(key: string, value: JsonValue): void;
+  delete(key: string): void;
+  /** Entries whose key starts with `prefix` (all entries without one), in key order. */
+  entries(prefix?: string): IterableIterator<[string, JsonValue]>;
+  sync(): Promise<void>;
+}
+
+/** The storage of one queue. */
+export interface Namespace {
+  readonly name: string;
+  readonly meta: MetaStore;
+  /** Opens a log, creating it if needed. Opening an open log returns the same instance. */
+  openLog<T>(name: string, codec: RecordCodec<T>, options?: LogOptions): Promise<Log<T>>;
+  /** Names of the logs that exist in this namespace, opened or not. */
+  listLogs(): Promise<string[]>;
+  /** Deletes a log and its data. */
+  deleteLog(name: string): Promise<void>;
+  /** Resolves once every log and the metadata are durable per policy. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A storage adapter. `memoryStorage()` is the default; `fsStorage({ dir })` is durable. */
+export interface StorageAdapter {
+  readonly supports: StorageFeatures;
+  /** Opens a namespace (creating it if needed). Any string is a valid name. */
+  namespace(name: string): Promise<Namespace>;
+  /** Names of all namespaces that exist. */
+  listNamespaces(): Promise<string[]>;
+  /** Deletes a namespace with all its logs and metadata. */
+  deleteNamespace(name: string): Promise<void>;
+  /** Flushes and releases everything. Idempotent. */
+  close(): Promise<void>;
+}

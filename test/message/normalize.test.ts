@@ -1,0 +1,138 @@
+import { describe, expect, test } from 'vitest';
+import { ContentTooLargeError, MqliteError, PreconditionFailedError } from '../../src/errors.js';
+import { normalizeMessage } from '../../src/message/normalize.js';
+
+describe('publishing a message', () => {
+  test('a string body is stored as UTF-8 bytes', () => {
+    const m = normalizeMessage('héllo', undefined, '', 'q');
+    expect(new TextDecoder().decode(m.body)).toBe('héllo');
+    expect(m.properties).toEqual({});
+  });
+
+  test('an object body is stored as JSON with a JSON content type', () => {
+    const m = normalizeMessage({ a: 1 }, undefined, '', 'q');
+    expect(new TextDecoder().decode(m.body)).toBe('{"a":1}');
+    expect(m.properties.contentType).toBe('application/json');
+  });
+
+  test('a content type the publisher set is kept for a JSON body', () => {
+    const m = normalizeMessage([1], { contentType: 'text/x-list' }, '', 'q');
+    expect(m.properties.contentType).toBe('text/x-list');
+  });
+
+  test('null and undefined bodies are empty', () => {
+    expect(normalizeMessage(null, undefined, '', 'q').body.byteLength).toBe(0);
+    expect(normalizeMessage(undefined, undefined, '', 'q').body.byteLength).toBe(0);
+  });
+
+  test('mutating the buffer after publish changes nothing stored', () => {
+    const body = new Uint8Array([1, 2, 3]);
+    const headers = { nested: { n: 1 } };
+    const m = normalizeMessage(body, { headers }, '', 'q');
+    body[0] = 9;
+    headers.nested.n = 2;
+    expect([...m.body]).toEqual([1, 2, 3]);
+    expect(m.properties.headers).toEqual({ nested: { n: 1 } });
+  });
+
+  test('stored messages are frozen', () => {
+    const m = normalizeMessage('x', { headers: { a: 1 } }, '', 'q');
+    expect(Object.isFrozen(m)).toBe(true);
+    expect(Object.isFrozen(m.properties)).toBe(true);
+    expect(Object.isFrozen(m.properties.headers)).toBe(true);
+  });
+
+  test('publish-only options are not stored as properties', () => {
+    const m = normalizeMessage('x', { confirm: true, mandatory: false } as never, '', 'q');
+    expect(m.properties).toEqual({});
+  });
+
+  test('a numeric expiration is accepted as its string form', () => {
+    const m = normalizeMessage('x', { expiration: 500 as never }, '', 'q');
+    expect(m.properties.expiration).toBe('500');
+  });
+
+  test.each([
+    [{ priority: 256 }, 'invalid priority 256'],
+    [{ priority: 1.5 }, 'invalid priority 1.5'],
+    [{ expiration: '-1' }, "invalid expiration '-1'"],
+    [{ expiration: 'soon' }, "invalid expiration 'soon'"],
+    [{ deliveryMode: 3 }, 'invalid deliveryMode 3'],
+    [{ messageId: 5 }, 'invalid messageId'],
+    [{ timestamp: 5 }, 'invalid timestamp'],
+    [{ colour: 'red' }, "unknown message property 'colour'"],
+    [{ headers: { f: () => 1 } }, 'invalid headers.f: a function cannot be stored'],
+    [{ headers: { s: Symbol('x') } }, 'invalid headers.s: a symbol cannot be stored'],
+    [{ headers: { m: new Map() } }, 'invalid headers.m: a Map cannot be stored'],
+    [{ headers: [1, 2] }, 'invalid headers: must be a table'],
+    [{ appId: 'x'.repeat(256) }, 'appId is longer than 255 bytes'],
+  ])('invalid properties %j are refused with 406', (props, message) => {
+    const attempt = () => normalizeMessage('x', props as never, '', 'q');
+    expect(attempt).toThrow(PreconditionFailedError);
+    expect(attempt).toThrow(message);
+    try {
+      attempt();
+    } catch (error) {
+      expect(error).toBeInstanceOf(MqliteError);
+      expect((error as MqliteError).replyCode).toBe(406);
+      expect((error as MqliteError).code).toBe('MQLITE_PRECONDITION_FAILED');
+    }
+  });
+
+  test('headers nested deeper than the limit are refused', () => {
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    expect(() => normalizeMessage('x', { headers: deep as never }, '', 'q')).toThrow(
+      /nested deeper than 32 levels/,
+    );
+  });
+
+  test('a body over the limit is refused with 311', () => {
+    const attempt = () =>
+      normalizeMessage(new Uint8Array(11), undefined, '', 'q', {
+        maxBodyBytes: 10,
+        maxHeaderDepth: 32,
+      });
+    expect(attempt).toThrow(ContentTooLargeError);
+    expect(attempt).toThrow('CONTENT_TOO_LARGE - message body of 11 bytes exceeds the limit of 10');
+  });
+
+  test('a function body is a programmer error', () => {
+    expect(() => normalizeMessage((() => 1) as never, undefined, '', 'q')).toThrow(TypeError);
+  });
+
+  test('header values of every field type survive', () => {
+    const when = new Date(1_700_000_000_000);
+    const m = normalizeMessage(
+      '',
+      {
+        headers: {
+          s: 's',
+          i: 42,
+          f: 1.5,
+          b: true,
+          big: 10n,
+          n: null,
+          d: when,
+          bytes: new Uint8Array([7]),
+          list: [1, 'a', [2]],
+          table: { x: { y: 'z' } },
+        },
+      },
+      '',
+      'q',
+    );
+    expect(m.properties.headers).toEqual({
+      s: 's',
+      i: 42,
+      f: 1.5,
+      b: true,
+      big: 10n,
+      n: null,
+      d: when,
+      bytes: new Uint8Array([7]),
+      list: [1, 'a', [2]],
+      table: { x: { y: 'z' } },
+    });
+  });
+});
