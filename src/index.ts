@@ -3,6 +3,16 @@
  * Node.js process, on memory or on disk, with no broker.
  */
 
+export type { BrokerConfig, QueueConfig } from './broker/config.js';
+export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
+export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
+export { BrokerSession } from './broker/session.js';
+export {
+  Broker,
+  type BrokerOptions,
+  type DeleteQueueOptions,
+  type QueueInfo,
+} from './broker.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export * from './errors.js';
@@ -15,8 +25,19 @@ export type {
   StoredMessage,
 } from './message/types.js';
 export {
+  ClassicQueue,
+  type ClassicQueueOptions,
+  type ClassicQueueStats,
+} from './queues/classic/classic-queue.js';
+export {
   type ConsumerCallback,
   type SubscribeParams,
   Subscription,
 } from './queues/consumer.js';
+export { type BrowseCallback, Browser } from './queues/lvq/browse.js';
+export { LastValueQueue, type LastValueQueueOptions } from './queues/lvq/last-value-queue.js';
+export { PriorityQueue, type PriorityQueueOptions, Queue } from './queues/priority-queue.js';
+export { StreamQueue, type StreamQueueOptions } from './queues/stream/stream-queue.js';
+export { type FsStorageOptions, type FsyncPolicy, fsStorage } from './storage/fs/index.js';
+export { type MemoryStorageOptions, memoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';

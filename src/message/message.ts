@@ -83,6 +83,11 @@ export class Message {
     return this.#body;
   }
 
+  /** A stream delivery's offset (also in header `x-stream-offset`); undefined for other queues. */
+  get offset(): number | undefined {
+    return this.#extraHeader === 'x-stream-offset' ? (this.#extraValue as number) : undefined;
+  }
+
   /** Byte size of the body. */
   get bodySize(): number {
     return this.#stored.body.byteLength;

@@ -78,7 +78,11 @@ export interface LogCursor<T> {
 
 /** Options for one log, fixed when it is first created and remembered by persistent adapters. */
 export interface LogOptions {
-  /** Segment size in bytes before a new segment is started (default 8 MiB). */
+  /**
+   * Segment size in bytes before a new segment is started (default 8 MiB), counted in
+   * `codec.byteLength` like `SegmentInfo.bytes`: an append starts a new segment when the active
+   * one holds records and this record would take its bytes past the limit.
+   */
   readonly segmentBytes?: number;
 }
 

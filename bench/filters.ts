@@ -1,0 +1,171 @@
+/**
+ * Stream filter throughput: compiled predicate evaluations per second for each filter kind, and
+ * the consumer geo index against asking every consumer (10,000 circles of 1-50 km over Europe).
+ *
+ * Standalone: `npx tsx bench/filters.ts`.
+ */
+import { pathToFileURL } from 'node:url';
+import { type CompiledStreamFilter, GeoIndex, parseStreamFilter } from '../src/filters/index.js';
+import type { BenchResult } from './types.js';
+
+/** Deterministic PRNG (mulberry32) so runs compare. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Best rate of a few timed rounds of `ops` operations each. */
+function best(ops: number, round: () => void, rounds = 5): number {
+  round(); // warm-up
+  let rate = 0;
+  for (let i = 0; i < rounds; i++) {
+    const t0 = process.hrtime.bigint();
+    round();
+    const s = Number(process.hrtime.bigint() - t0) / 1e9;
+    rate = Math.max(rate, ops / s);
+  }
+  return rate;
+}
+
+function compile(f: unknown): CompiledStreamFilter {
+  return parseStreamFilter({ 'x-stream-filter': f })!;
+}
+
+const N = 2_000_000;
+const MASK = 1023;
+
+function evaluations(
+  name: string,
+  filter: CompiledStreamFilter,
+  messages: Record<string, unknown>[],
+) {
+  let hits = 0;
+  const opsPerSec = best(N, () => {
+    for (let i = 0; i < N; i++) if (filter.matches(messages[i & MASK]!)) hits++;
+  });
+  const share = hits / (6 * N);
+  return { name, opsPerSec, note: `${(share * 100).toFixed(0)}% match` };
+}
+
+function predicateBenches(): BenchResult[] {
+  const r = rng(1);
+  const values = Array.from({ length: 16 }, (_, i) => `sensor-${i}`);
+  const tagged = Array.from({ length: MASK + 1 }, () => ({
+    'x-stream-filter-value': values[Math.floor(r() * values.length)],
+  }));
+  const lists = Array.from({ length: MASK + 1 }, () => ({
+    'x-stream-filter-value': `${values[Math.floor(r() * 16)]},${values[Math.floor(r() * 16)]},x`,
+  }));
+  const regions = ['eu', 'us', 'ap', 'sa', 'af', 'me', 'oc', 'an'];
+  const keyed = Array.from({ length: MASK + 1 }, () => ({
+    region: regions[Math.floor(r() * regions.length)],
+  }));
+  const [lat0, lon0] = [48.8566, 2.3522];
+  const near = Array.from({ length: MASK + 1 }, () => ({
+    'x-geo-lat': lat0 - 1 + 2 * r(),
+    'x-geo-lon': lon0 - 1 + 2 * r(),
+  }));
+  const ring = Array.from({ length: 20 }, (_, i) => {
+    const a = (i / 20) * 2 * Math.PI;
+    const radius = i % 2 === 0 ? 1 : 0.6; // a star: concave, so every edge counts
+    return [lat0 + radius * Math.sin(a), lon0 + radius * Math.cos(a)];
+  });
+  return [
+    evaluations('filter: string value', compile('sensor-3'), tagged),
+    evaluations('filter: string value, 3-value lists', compile('sensor-3'), lists),
+    evaluations('filter: key-value', compile({ region: 'eu' }), keyed),
+    evaluations(
+      'filter: geo radius 50 km',
+      compile({ 'geo-within-radius': { lat: lat0, lon: lon0, radius_km: 50 } }),
+      near,
+    ),
+    evaluations(
+      'filter: geo polygon 20 vertices',
+      compile({ 'geo-polygon': { points: ring } }),
+      near,
+    ),
+  ];
+}
+
+function geoIndexBenches(): BenchResult[] {
+  const r = rng(2);
+  const CONSUMERS = 10_000;
+  const POINTS = 20_000;
+  const europe = () => [36 + 34 * r(), -10 + 50 * r()] as const;
+  const filters = Array.from({ length: CONSUMERS }, () => {
+    const [lat, lon] = europe();
+    return compile({ 'geo-within-radius': { lat, lon, radius_km: 1 + 49 * r() } });
+  });
+  const index = new GeoIndex<number>();
+  for (const [i, f] of filters.entries()) index.insert(i, f);
+  const points = Array.from({ length: POINTS }, () => {
+    const [lat, lon] = europe();
+    return { 'x-geo-lat': lat, 'x-geo-lon': lon };
+  });
+
+  let indexed = 0;
+  const visit = () => {
+    indexed++;
+  };
+  const indexedRate = best(POINTS, () => {
+    for (const p of points) index.forEachMatch(p, visit);
+  });
+
+  // The naive loop: every consumer, each behind a bounding-box pre-check of its region.
+  const boxes = filters.map((f) => f.geoRegion!);
+  let naive = 0;
+  const naivePoints = 1000;
+  const naiveRate = best(
+    naivePoints,
+    () => {
+      for (let p = 0; p < naivePoints; p++) {
+        const h = points[p]!;
+        const lat = h['x-geo-lat'];
+        const lon = h['x-geo-lon'];
+        for (let i = 0; i < CONSUMERS; i++) {
+          const region = boxes[i]!;
+          for (let b = 0; b < region.length; b++) {
+            const box = region[b]!;
+            if (lat >= box.minLat && lat <= box.maxLat && lon >= box.minLon && lon <= box.maxLon) {
+              if (filters[i]!.matches(h)) naive++;
+              break;
+            }
+          }
+        }
+      }
+    },
+    3,
+  );
+  if (indexed === 0 || naive === 0) throw new Error('geo benchmark matched nothing');
+  const perPoint = indexed / (6 * POINTS);
+  return [
+    {
+      name: 'geo index: 10k consumers, matches per point',
+      opsPerSec: indexedRate,
+      note: `${(indexedRate / naiveRate).toFixed(0)}x the naive loop; ${perPoint.toFixed(2)} matches/point`,
+    },
+    { name: 'geo naive loop: 10k consumers, bbox pre-check', opsPerSec: naiveRate },
+  ];
+}
+
+/** Runs the filter benchmarks. */
+export async function run(): Promise<BenchResult[]> {
+  return [...predicateBenches(), ...geoIndexBenches()];
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const results = await run();
+  console.table(
+    results.map((r) => ({
+      benchmark: r.name,
+      'M ops/s': Number((r.opsPerSec / 1e6).toPrecision(3)),
+      note: r.note ?? '',
+    })),
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * Shared benchmark helpers: timing with warm-up and best-of-N, and the standalone-run check.
+ * Figures are wall-clock throughput on the machine that runs them; compare only figures taken in
+ * the same run.
+ */
+import { pathToFileURL } from 'node:url';
+import type { BenchResult } from './types.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * Runs `fn` (which performs `ops` operations) `rounds` times after an untimed `setup` each round,
+ * and returns the best throughput in ops/s. The best round is the one least disturbed by the
+ * other process on a shared machine.
+ */
+export async function bestOf(
+  ops: number,
+  fn: () => unknown,
+  options: { rounds?: number; setup?: () => unknown } = {},
+): Promise<number> {
+  const rounds = options.rounds ?? 5;
+  let bestMs = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < rounds; round++) {
+    await options.setup?.();
+    gc?.();
+    const start = performance.now();
+    await fn();
+    bestMs = Math.min(bestMs, performance.now() - start);
+  }
+  return (ops / bestMs) * 1000;
+}
+
+/** True when `moduleUrl` is the script node was started with (`npx tsx bench/x.ts`). */
+export function isMain(moduleUrl: string): boolean {
+  return process.argv[1] !== undefined && moduleUrl === pathToFileURL(process.argv[1]).href;
+}
+
+/** Prints results as a table. */
+export function printResults(results: BenchResult[]): void {
+  console.table(
+    results.map((r) => ({
+      benchmark: r.name,
+      'ops/s': formatRate(r.opsPerSec),
+      note: r.note ?? '',
+    })),
+  );
+}
+
+/** 12345678 → "12.3 M". */
+export function formatRate(opsPerSec: number): string {
+  if (opsPerSec >= 1e6) return `${(opsPerSec / 1e6).toFixed(2)} M`;
+  if (opsPerSec >= 1e3) return `${(opsPerSec / 1e3).toFixed(1)} k`;
+  return opsPerSec.toFixed(1);
+}

@@ -1,0 +1,238 @@
+/**
+ * LastValueQueue, 100-byte bodies:
+ * - memory, 10 000 keys: conflating publish (`publish`, and `publishMessage` of messages a
+ *   router already normalized); a browser catching up on the 10 000 current values;
+ * - memory use after 1 M publishes over 1 000 keys against a queue holding 1 000 messages;
+ * - fs with an fsync every 100 ms: conflating publish over 1 000 keys against `better-sqlite3`
+ *   doing an UPSERT by key (WAL, synchronous=NORMAL, one transaction per 1 000 rows), and the
+ *   directory size afterwards.
+ *
+ * Standalone: `node --expose-gc --import tsx bench/lvq.ts` (`BENCH_SCALE=0.1` for a quick run).
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { normalizeMessage } from '../src/message/normalize.js';
+import type { StoredMessage } from '../src/message/types.js';
+import { LastValueQueue } from '../src/queues/lvq/last-value-queue.js';
+import { fsStorage } from '../src/storage/fs/index.js';
+import { bestOf, isMain, printResults } from './harness.js';
+import type { BenchResult } from './types.js';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const PUBLISHES = Math.round(1_000_000 * SCALE);
+const KEYS = 10_000;
+const FEW_KEYS = 1_000;
+/** Publishes between two waits for confirms (a pipelining publisher). */
+const WINDOW = 10_000;
+const body = new Uint8Array(100).fill(7);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function dirBytes(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  let total = 0;
+  for (const name of readdirSync(path)) total += dirBytes(join(path, name));
+  return total;
+}
+
+/** One normalized message per key, as a router hands them to the queue. */
+function quotes(keys: number): StoredMessage[] {
+  return Array.from({ length: keys }, (_, k) =>
+    normalizeMessage(body, { headers: { symbol: `SYM${k}` } }, '', 'prices'),
+  );
+}
+
+/**
+ * Publishes `n` messages cycling over `messages`, in windows of {@link WINDOW}, keeping up to
+ * `depth` windows unconfirmed as a pipelining publisher does (with group commit every 100 ms, a
+ * publisher that waits for each confirm before going on is bound by the fsync interval).
+ */
+async function publishMessages(
+  queue: LastValueQueue,
+  messages: StoredMessage[],
+  n: number,
+  depth = 1,
+): Promise<void> {
+  const keys = messages.length;
+  const confirms: Promise<void>[] = [];
+  for (let i = 0; i < n; i += WINDOW) {
+    let confirm: Promise<void> | undefined;
+    const end = Math.min(n, i + WINDOW);
+    for (let j = i; j < end; j++) confirm = queue.publishMessage(messages[j % keys]!);
+    confirms.push(confirm!);
+    if (confirms.length >= depth) await confirms.shift();
+    else await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(confirms);
+}
+
+async function memoryPublish(): Promise<BenchResult[]> {
+  const queue = await LastValueQueue.open({ name: 'prices', key: 'symbol' });
+  const messages = quotes(KEYS);
+  const routed = await bestOf(PUBLISHES, () => publishMessages(queue, messages, PUBLISHES), {
+    rounds: 3,
+  });
+  const headers = Array.from({ length: KEYS }, (_, k) => ({ headers: { symbol: `SYM${k}` } }));
+  const published = await bestOf(
+    PUBLISHES,
+    async () => {
+      for (let i = 0; i < PUBLISHES; i += WINDOW) {
+        let confirm: Promise<void> | undefined;
+        const end = Math.min(PUBLISHES, i + WINDOW);
+        for (let j = i; j < end; j++) confirm = queue.publish(body, headers[j % KEYS]);
+        await confirm;
+      }
+    },
+    { rounds: 3 },
+  );
+  const live = queue.messageCount;
+  await queue.close();
+  return [
+    {
+      name: `conflating publishMessage, ${KEYS} keys (memory)`,
+      opsPerSec: routed,
+      note: `target ≥ 3 M/s; ${live} live messages after ${PUBLISHES} publishes`,
+    },
+    {
+      name: `conflating publish incl. normalizing, ${KEYS} keys (memory)`,
+      opsPerSec: published,
+      note: 'copies body and headers per message',
+    },
+  ];
+}
+
+async function browseCatchUp(): Promise<BenchResult> {
+  const queue = await LastValueQueue.open({ name: 'prices', key: 'symbol' });
+  await publishMessages(queue, quotes(KEYS), Math.max(KEYS, PUBLISHES / 10));
+  const browsers = 50;
+  const ops = await bestOf(
+    browsers * KEYS,
+    async () => {
+      let seen = 0;
+      for (let b = 0; b < browsers; b++) {
+        const browser = queue.browse(() => {
+          seen++;
+        });
+        await Promise.resolve();
+        await browser.cancel();
+      }
+      if (seen !== browsers * KEYS) throw new Error(`browsers saw ${seen} values`);
+    },
+    { rounds: 5 },
+  );
+  await queue.close();
+  return {
+    name: `browser catching up on ${KEYS} keys (memory)`,
+    opsPerSec: ops,
+    note: 'target ≥ 5 M/s',
+  };
+}
+
+function heapUsed(): number {
+  gc?.();
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+async function memoryFootprint(): Promise<BenchResult> {
+  const messages = quotes(FEW_KEYS);
+  // Fresh messages per publish, as real publishers send: the old ones must be collectable.
+  const fresh = (i: number) =>
+    normalizeMessage(body.slice(), { headers: { symbol: `SYM${i % FEW_KEYS}` } }, '', 'prices');
+  const base = heapUsed();
+  const small = await LastValueQueue.open({ name: 'small', key: 'symbol' });
+  for (let i = 0; i < FEW_KEYS; i++) await small.publishMessage(fresh(i));
+  const smallBytes = heapUsed() - base;
+  await small.close();
+  messages.length = 0;
+
+  const base2 = heapUsed();
+  const big = await LastValueQueue.open({ name: 'big', key: 'symbol' });
+  const start = performance.now();
+  for (let i = 0; i < PUBLISHES; i += WINDOW) {
+    let confirm: Promise<void> | undefined;
+    for (let j = i; j < i + WINDOW && j < PUBLISHES; j++) confirm = big.publishMessage(fresh(j));
+    await confirm;
+  }
+  const ops = (PUBLISHES / (performance.now() - start)) * 1000;
+  const bigBytes = heapUsed() - base2;
+  await big.close();
+  const ratio = bigBytes / smallBytes;
+  return {
+    name: `${PUBLISHES} publishes over ${FEW_KEYS} keys, memory footprint (memory)`,
+    opsPerSec: ops,
+    note: `heap ${(bigBytes / 1024).toFixed(0)} KiB vs ${(smallBytes / 1024).toFixed(0)} KiB for ${FEW_KEYS} messages: ${ratio.toFixed(2)}× (target ≤ 2×)${gc ? '' : '; run with --expose-gc for exact figures'}`,
+  };
+}
+
+async function fsPublish(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'mqlite-bench-lvq-'));
+  try {
+    const storage = fsStorage({ dir, fsync: { intervalMs: 100 } });
+    const queue = await LastValueQueue.open({ name: 'prices', key: 'symbol', storage });
+    const messages = quotes(FEW_KEYS);
+    gc?.();
+    const start = performance.now();
+    await publishMessages(queue, messages, PUBLISHES, 32);
+    const ops = (PUBLISHES / (performance.now() - start)) * 1000;
+    // Let background compaction run, then measure what stays on disk.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    await queue.close();
+    await storage.close();
+    const bytes = dirBytes(dir);
+    return [
+      {
+        name: `conflating publish, ${FEW_KEYS} keys (fs, fsync every 100 ms)`,
+        opsPerSec: ops,
+        note: `target ≥ 1 M/s; ${WINDOW * 32} publishes in flight; directory ${(bytes / 1024).toFixed(0)} KiB after ${PUBLISHES} publishes`,
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function sqliteUpsert(): BenchResult {
+  const dir = mkdtempSync(join(tmpdir(), 'mqlite-bench-sqlite-'));
+  try {
+    const db = new Database(join(dir, 'lvq.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE quotes (key TEXT PRIMARY KEY, seq INTEGER, body BLOB)');
+    const upsert = db.prepare(
+      'INSERT INTO quotes (key, seq, body) VALUES (?, ?, ?) ' +
+        'ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, body = excluded.body',
+    );
+    const keys = Array.from({ length: FEW_KEYS }, (_, k) => `SYM${k}`);
+    const batch = db.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) upsert.run(keys[i % FEW_KEYS], i, body);
+    });
+    const n = Math.round(PUBLISHES / 2);
+    const start = performance.now();
+    for (let i = 0; i < n; i += 1000) batch(i, Math.min(n, i + 1000));
+    const ops = (n / (performance.now() - start)) * 1000;
+    db.close();
+    return {
+      name: `better-sqlite3 UPSERT by key, ${FEW_KEYS} keys (WAL, 1000 per transaction)`,
+      opsPerSec: ops,
+      note: 'reference',
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  return [
+    ...(await memoryPublish()),
+    await browseCatchUp(),
+    await memoryFootprint(),
+    ...(await fsPublish()),
+    sqliteUpsert(),
+  ];
+}
+
+if (isMain(import.meta.url)) printResults(await run());

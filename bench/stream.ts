@@ -1,0 +1,227 @@
+/**
+ * StreamQueue throughput, 100-byte bodies, best of 3 rounds:
+ * - memory: publish; publish with one live subscriber acking each message (end to end); 10
+ *   subscribers (prefetch 1000) reading the same messages; `read()` replay;
+ * - fs with an fsync every 100 ms: publish, and `read()` replay after a reopen;
+ * - seek to an offset and to a timestamp in a 10 M-message stream (open a reader there and read
+ *   its first message, as a subscriber with `x-stream-offset` does).
+ *
+ * Standalone: `npx tsx bench/stream.ts` (`BENCH_SCALE=0.1` for a quick run).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { normalizeMessage } from '../src/message/normalize.js';
+import { StreamQueue } from '../src/queues/stream/stream-queue.js';
+import { fsStorage } from '../src/storage/fs/index.js';
+import type { StorageAdapter } from '../src/storage/types.js';
+import { ManualClock } from '../src/testing/manual-clock.js';
+import { bestOf, isMain, printResults } from './harness.js';
+import type { BenchResult } from './types.js';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const MESSAGES = Math.round(1_000_000 * SCALE);
+const SEEK_MESSAGES = Math.round(10_000_000 * SCALE);
+const SEEKS = 100_000;
+const ROUNDS = 3;
+const BATCH = 1000;
+/** Batches a publisher keeps unconfirmed: group commit needs many writes per fsync. */
+const WINDOW = 512;
+const body = new Uint8Array(100).fill(7);
+
+/** Publishes `n` messages as a confirming publisher: one confirm per batch, a window of them. */
+async function publishAll(stream: StreamQueue, n: number): Promise<void> {
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < n; i += BATCH) {
+    let confirm: Promise<void> | undefined;
+    const end = Math.min(n, i + BATCH);
+    for (let j = i; j < end; j++) confirm = stream.publish(body);
+    inflight.push(confirm!);
+    if (inflight.length >= WINDOW) await inflight.shift();
+  }
+  await Promise.all(inflight);
+}
+
+async function replay(stream: StreamQueue): Promise<void> {
+  let n = 0;
+  for await (const entry of stream.read('first')) n += entry.message.body.byteLength;
+  if (n !== MESSAGES * body.byteLength) throw new Error(`replayed ${n / body.byteLength}`);
+}
+
+/** A fresh memory stream per round, closed after it. */
+async function eachRound(
+  fn: (stream: StreamQueue) => Promise<void>,
+  prepare?: (stream: StreamQueue) => Promise<void>,
+  ops = MESSAGES,
+): Promise<number> {
+  let stream: StreamQueue | undefined;
+  return bestOf(
+    ops,
+    async () => {
+      await fn(stream!);
+      await stream!.close();
+    },
+    {
+      rounds: ROUNDS,
+      setup: async () => {
+        stream = await StreamQueue.open({ name: 'bench' });
+        await prepare?.(stream);
+      },
+    },
+  );
+}
+
+/** Resolves once `count` subscribers each received `MESSAGES` messages. */
+async function subscribers(stream: StreamQueue, count: number, offset: 'first' | 'next') {
+  const all: Promise<void>[] = [];
+  for (let c = 0; c < count; c++) {
+    let received = 0;
+    let done!: () => void;
+    all.push(
+      new Promise<void>((resolve) => {
+        done = resolve;
+      }),
+    );
+    await stream.subscribe(
+      { tag: `reader-${c}`, prefetch: 1000, args: { 'x-stream-offset': offset } },
+      () => {
+        if (++received === MESSAGES) done();
+      },
+    );
+  }
+  return Promise.all(all);
+}
+
+async function memory(): Promise<BenchResult[]> {
+  const publish = await eachRound((s) => publishAll(s, MESSAGES));
+  const live = await eachRound(async (s) => {
+    const received = subscribers(s, 1, 'next');
+    await publishAll(s, MESSAGES);
+    await received;
+  });
+  const ten = await eachRound(
+    async (s) => {
+      await subscribers(s, 10, 'first');
+    },
+    (s) => publishAll(s, MESSAGES),
+    10 * MESSAGES,
+  );
+  const read = await eachRound(replay, (s) => publishAll(s, MESSAGES));
+  return [
+    { name: 'stream publish (memory)', opsPerSec: publish, note: 'target ≥ 5 M/s' },
+    {
+      name: 'stream publish → 1 tracked subscriber acking each (memory, end to end)',
+      opsPerSec: live,
+      note: 'target ≥ 1.5 M/s',
+    },
+    {
+      name: '10 tracked subscribers, prefetch 1000, same messages (memory, total deliveries)',
+      opsPerSec: ten,
+      note: 'target ≥ 3 M/s',
+    },
+    { name: 'stream read() replay (memory)', opsPerSec: read, note: 'target ≥ 10 M/s' },
+  ];
+}
+
+async function fs(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'mqlite-bench-stream-'));
+  const open = (storage: StorageAdapter) => StreamQueue.open({ name: 'bench', storage });
+  let storage: StorageAdapter | undefined;
+  let stream: StreamQueue | undefined;
+  try {
+    let round = 0;
+    const publish = await bestOf(
+      MESSAGES,
+      async () => {
+        await publishAll(stream!, MESSAGES);
+        await stream!.close();
+        await storage!.close();
+      },
+      {
+        rounds: ROUNDS,
+        setup: async () => {
+          storage = fsStorage({ dir: join(dir, `publish-${round++}`), fsync: { intervalMs: 100 } });
+          stream = await open(storage);
+        },
+      },
+    );
+    // Replay the last round's stream after a reopen, from the page cache.
+    const replayDir = join(dir, `publish-${round - 1}`);
+    const read = await bestOf(
+      MESSAGES,
+      async () => {
+        await replay(stream!);
+        await stream!.close();
+        await storage!.close();
+      },
+      {
+        rounds: ROUNDS,
+        setup: async () => {
+          storage = fsStorage({ dir: replayDir, fsync: { intervalMs: 100 } });
+          stream = await open(storage);
+        },
+      },
+    );
+    return [
+      {
+        name: 'stream publish (fs, fsync every 100 ms)',
+        opsPerSec: publish,
+        note: 'target ≥ 2 M/s',
+      },
+      { name: 'stream read() replay (fs, after reopen)', opsPerSec: read, note: 'target ≥ 5 M/s' },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function seeks(): Promise<BenchResult[]> {
+  const t0 = Date.UTC(2024, 0, 1);
+  const clock = new ManualClock(t0);
+  const stream = await StreamQueue.open({ name: 'bench', clock });
+  // One shared stored message: a 10 M-message stream without 10 M bodies in memory. Arrival
+  // times advance 1 ms per 1000 messages (one tick each).
+  const message = normalizeMessage(body, undefined, '', 'bench');
+  for (let i = 0; i < SEEK_MESSAGES; i += BATCH) {
+    clock.advance(1);
+    for (let j = 0; j < BATCH; j++) void stream.publishMessage(message);
+    await undefined;
+  }
+  const span = SEEK_MESSAGES / BATCH;
+  const offsets = Array.from({ length: SEEKS }, (_, i) => ((i * 7919) % SEEK_MESSAGES) + 1);
+  const times = Array.from({ length: SEEKS }, (_, i) => new Date(t0 + 1 + ((i * 7919) % span)));
+  let sink = 0;
+  const seek = async (from: number | Date) => {
+    const first = await stream.read(from, { limit: 1 }).next();
+    if (!first.done) sink += first.value.offset;
+  };
+  const byOffset = await bestOf(
+    SEEKS,
+    async () => {
+      for (const offset of offsets) await seek(offset);
+    },
+    { rounds: ROUNDS },
+  );
+  const byTime = await bestOf(
+    SEEKS,
+    async () => {
+      for (const time of times) await seek(time);
+    },
+    { rounds: ROUNDS },
+  );
+  await stream.close();
+  if (sink === 0) throw new Error('nothing read');
+  const us = (ops: number) => `${(1e6 / ops).toFixed(2)} µs per seek; target < 1 ms`;
+  const size = `${SEEK_MESSAGES / 1e6} M messages`;
+  return [
+    { name: `stream seek to an offset (${size})`, opsPerSec: byOffset, note: us(byOffset) },
+    { name: `stream seek to a timestamp (${size})`, opsPerSec: byTime, note: us(byTime) },
+  ];
+}
+
+/** Runs the stream benchmarks. */
+export async function run(): Promise<BenchResult[]> {
+  return [...(await memory()), ...(await fs()), ...(await seeks())];
+}
+
+if (isMain(import.meta.url)) printResults(await run());

@@ -1,0 +1,2 @@
+/** One benchmark figure. */
+export type BenchResult = { name: string; opsPerSec: number; note?: string };

@@ -1,0 +1,474 @@
+/**
+ * The Broker: the registry of the queues of one process, as a virtual host is to a broker. It
+ * declares queues from AMQP arguments, checks redeclarations, persists declarations, routes
+ * dead letters by queue name, and scopes exclusive queues and consumers to sessions.
+ */
+
+import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './broker/config.js';
+import { createDeadLetterRouter, defaultExchangeRoute } from './broker/dead-letter.js';
+import {
+  type Declaration,
+  type QueueDeclareOptions,
+  type QueueKind,
+  resolveDeclaration,
+} from './broker/declare-options.js';
+import { assertEquivalent } from './broker/equivalence.js';
+import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
+import { checkQueueName } from './broker/queue-name.js';
+import { BROKER_NAMESPACE, QueueRegistry } from './broker/registry.js';
+import { BrokerSession, type SessionHost } from './broker/session.js';
+import { type Clock, systemClock } from './clock.js';
+import {
+  assertOpen,
+  ClosedError,
+  NotFoundError,
+  PreconditionFailedError,
+  ResourceLockedError,
+} from './errors.js';
+import type { FieldTable } from './message/types.js';
+import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
+import type { Subscription } from './queues/consumer.js';
+import { memoryStorage } from './storage/memory.js';
+import type { Namespace, StorageAdapter } from './storage/types.js';
+
+/** Options of `Broker.open()`. */
+export interface BrokerOptions {
+  /**
+   * Where queues live: `memoryStorage()` (the default) or `fsStorage({ dir })` for durability.
+   * The broker takes ownership of the adapter and closes it with itself.
+   */
+  storage?: StorageAdapter;
+  /** Clock of every time-based rule (default: the system clock; `ManualClock` in tests). */
+  clock?: Clock;
+  /**
+   * Queues to declare at startup: a path to a JSON file, or the config object itself (see
+   * `BrokerConfig`). Queues that exist already must match it (406 otherwise).
+   */
+  config?: string | URL | BrokerConfig;
+  /**
+   * Receives errors no caller awaits, such as a dead letter its target queue could not store.
+   * Default: a process warning.
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** Options of `broker.deleteQueue()`. */
+export interface DeleteQueueOptions {
+  /** Refuse (406) while the queue has consumers. */
+  ifUnused?: boolean;
+  /** Refuse (406) while the queue holds messages. */
+  ifEmpty?: boolean;
+}
+
+/** One queue as `broker.queues()` lists it. */
+export interface QueueInfo extends QueueStats {
+  readonly name: string;
+  readonly kind: QueueKind;
+  readonly durable: boolean;
+  readonly exclusive: boolean;
+  readonly autoDelete: boolean;
+  /** The arguments it was declared with (sugar merged in). */
+  readonly arguments: Readonly<FieldTable>;
+}
+
+interface Entry {
+  readonly declaration: Declaration;
+  readonly queue: AnyQueue;
+  /** The session (or the broker itself) an exclusive queue belongs to. */
+  readonly owner: object | undefined;
+}
+
+const VHOST = '/';
+const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
+
+/**
+ * An in-process broker: one virtual host of queues.
+ *
+ * ```ts
+ * await using broker = await Broker.open();
+ * const jobs = await broker.queue('jobs', { arguments: { 'x-max-priority': 9 } });
+ * await jobs.publish('urgent', { priority: 9 });
+ * ```
+ *
+ * `broker.queue(name, options)` picks the kind from the arguments as brokers spell them:
+ * `x-queue-type: 'stream'` → `StreamQueue`; `qpid.last_value_queue: true` or
+ * `qpid.last_value_queue_key` → `LastValueQueue` (which ignores `x-max-priority`);
+ * `x-max-priority` → `PriorityQueue`; otherwise a FIFO `Queue`.
+ */
+export class Broker implements AsyncDisposable {
+  readonly #storage: StorageAdapter;
+  readonly #clock: Clock;
+  readonly #namespace: Namespace;
+  readonly #registry: QueueRegistry;
+  readonly #entries = new Map<string, Entry>();
+  readonly #sessions = new Set<BrokerSession>();
+  readonly #deadLetter: DeadLetterRouter;
+  /** Declarations and deletions run one at a time, so two never race on one name. */
+  #operations: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+  readonly #host: SessionHost = {
+    declare: (name, options, owner) => this.#declare(name, options, owner),
+    deleteOwned: (owner) => this.#deleteOwned(owner),
+    detach: (session) => {
+      this.#sessions.delete(session);
+    },
+  };
+  readonly #onError: (error: unknown) => void;
+
+  private constructor(
+    storage: StorageAdapter,
+    clock: Clock,
+    namespace: Namespace,
+    onError: (error: unknown) => void,
+  ) {
+    this.#storage = storage;
+    this.#clock = clock;
+    this.#onError = onError;
+    this.#namespace = namespace;
+    this.#registry = new QueueRegistry(namespace.meta);
+    // Until exchanges exist, dead letters route through the default exchange alone.
+    const route = defaultExchangeRoute((name) => this.#entries.has(name));
+    this.#deadLetter = createDeadLetterRouter(route, (name) => this.#entries.get(name)?.queue);
+  }
+
+  /**
+   * Opens a broker: on persistent storage every durable queue declared before comes back with
+   * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then the
+   * `config` queues are declared.
+   *
+   * @throws TypeError for bad options or a malformed config; a config entry that is invalid or
+   *   conflicts with a stored queue fails with its error, naming the config and the queue.
+   */
+  static async open(options: BrokerOptions = {}): Promise<Broker> {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError('Broker.open() options must be an object');
+    }
+    for (const key of Object.keys(options)) {
+      if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
+    }
+    if (options.onError !== undefined && typeof options.onError !== 'function') {
+      throw new TypeError('Broker option onError must be a function');
+    }
+    const config = options.config === undefined ? undefined : await loadConfig(options.config);
+    const storage = options.storage ?? memoryStorage();
+    let broker: Broker | undefined;
+    try {
+      const namespace = await storage.namespace(BROKER_NAMESPACE);
+      broker = new Broker(
+        storage,
+        options.clock ?? systemClock,
+        namespace,
+        options.onError ?? reportError,
+      );
+      await broker.#restore();
+      if (config) await broker.#applyConfig(config);
+      return broker;
+    } catch (error) {
+      if (broker) await broker.close();
+      else await storage.close();
+      throw error;
+    }
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /**
+   * Declares a queue, or returns the existing one (the same object) when the declaration is
+   * equivalent. An empty name makes a server-named queue (`amq.gen-…`, exclusive, auto-delete
+   * and non-durable unless told otherwise). `passive` only looks the queue up.
+   *
+   * @throws TypeError/RangeError for a malformed name or option; AccessRefusedError (403) for a
+   *   new `amq.` name; NotFoundError (404) for a passive declare of a missing queue;
+   *   ResourceLockedError (405) for a queue exclusive to a session; PreconditionFailedError (406)
+   *   for an invalid argument or a redeclaration that differs; NotImplementedError (540) for
+   *   `x-queue-type: 'quorum'`.
+   */
+  queue(name = '', options?: QueueDeclareOptions): Promise<AnyQueue> {
+    return this.#declare(name, options, this);
+  }
+
+  /**
+   * Deletes a queue with its messages and consumers. Resolves with how many messages it held
+   * (0 when there was no such queue, as RabbitMQ answers).
+   * @throws PreconditionFailedError (406) when `ifUnused` and it has consumers, or `ifEmpty` and
+   *   it holds messages.
+   */
+  deleteQueue(name: string, options: DeleteQueueOptions = {}): Promise<number> {
+    try {
+      assertOpen(this.closed, 'broker');
+      return this.#delete(checkQueueName(name), options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Removes the ready messages of a queue (a stream: every segment but the one being written).
+   * Resolves with how many went.
+   * @throws NotFoundError (404) when there is no such queue.
+   */
+  async purge(name: string): Promise<number> {
+    return this.#entry(name).queue.purge();
+  }
+
+  /** Every queue, in name order, with its declaration and statistics. */
+  queues(): QueueInfo[] {
+    assertOpen(this.closed, 'broker');
+    return [...this.#entries.values()]
+      .sort((a, b) => (a.declaration.name < b.declaration.name ? -1 : 1))
+      .map(({ declaration: d, queue }) => ({
+        name: d.name,
+        kind: d.kind,
+        durable: d.durable,
+        exclusive: d.exclusive,
+        autoDelete: d.autoDelete,
+        arguments: d.arguments,
+        ...queueStats(queue),
+      }));
+  }
+
+  /**
+   * A new session: a scope for exclusive queues and consumers that `close()` ends as a dropped
+   * connection would (see `BrokerSession`).
+   */
+  session(): BrokerSession {
+    assertOpen(this.closed, 'broker');
+    const session = new BrokerSession(this.#host);
+    this.#sessions.add(session);
+    return session;
+  }
+
+  /**
+   * Closes every session (deleting their exclusive queues) and the broker's own exclusive
+   * queues, closes every queue, and flushes and closes the storage. Idempotent; later calls on
+   * the broker or its queues fail with `MQLITE_CLOSED`.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #declare(
+    nameArg: string,
+    options: QueueDeclareOptions | undefined,
+    owner: object,
+  ): Promise<AnyQueue> {
+    try {
+      assertOpen(this.closed, 'broker');
+      const passive = options?.passive === true;
+      const name = checkQueueName(nameArg, !passive, !passive);
+      if (passive) return this.#serialized(async () => this.#passive(name, owner));
+      const declaration = this.#resolve(name, options, nameArg !== '');
+      return this.#serialized(() => this.#create(declaration, owner));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Resolves and validates a declaration; nothing is touched. */
+  #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
+    const { passive: _passive, ...declaration } = resolveDeclaration(name, options, named);
+    KINDS[declaration.kind].validate(declaration);
+    return declaration;
+  }
+
+  #passive(name: string, owner: object): AnyQueue {
+    assertOpen(this.closed, 'broker');
+    const entry = this.#entries.get(name);
+    if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
+    this.#checkOwner(entry, owner, undefined);
+    touch(entry.queue);
+    return entry.queue;
+  }
+
+  async #create(declaration: Declaration, owner: object): Promise<AnyQueue> {
+    assertOpen(this.closed, 'broker');
+    const existing = this.#entries.get(declaration.name);
+    if (existing) {
+      this.#checkOwner(existing, owner, declaration.exclusive);
+      assertEquivalent(existing.declaration, declaration, VHOST);
+      touch(existing.queue);
+      return existing.queue;
+    }
+    // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
+    this.#registry.save(declaration);
+    await this.#registry.sync();
+    try {
+      return (await this.#open(declaration, declaration.exclusive ? owner : undefined)).queue;
+    } catch (error) {
+      this.#registry.remove(declaration.name);
+      await this.#registry.sync();
+      throw error;
+    }
+  }
+
+  /** Opens a declared queue and registers it. */
+  async #open(declaration: Declaration, owner: object | undefined): Promise<Entry> {
+    const name = declaration.name;
+    let entry: Entry | undefined;
+    const queue = await KINDS[declaration.kind].open(declaration, {
+      storage: this.#storage,
+      namespace: name,
+      clock: this.#clock,
+      deadLetter: this.#deadLetter,
+      onDelete: () => {
+        if (entry && this.#entries.get(name) === entry) this.#forget(name);
+      },
+      onError: this.#onError,
+    });
+    entry = { declaration, queue, owner };
+    this.#entries.set(name, entry);
+    if (declaration.autoDelete) this.#deleteWhenUnused(entry);
+    return entry;
+  }
+
+  /**
+   * RabbitMQ's rule for exclusive queues: only the declaring connection may use one, and a
+   * redeclare must agree on exclusivity (405 otherwise).
+   */
+  #checkOwner(entry: Entry, owner: object, exclusive: boolean | undefined): void {
+    const mismatch = exclusive !== undefined && exclusive !== entry.declaration.exclusive;
+    if (mismatch || (entry.owner !== undefined && entry.owner !== owner)) {
+      throw new ResourceLockedError(
+        `cannot obtain exclusive access to locked queue '${entry.declaration.name}' in vhost '${VHOST}'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
+      );
+    }
+  }
+
+  /** Deletes an auto-delete queue once its last consumer is gone. */
+  #deleteWhenUnused(entry: Entry): void {
+    const queue = entry.queue;
+    const subscribe = queue.subscribe.bind(queue) as (...args: unknown[]) => Promise<Subscription>;
+    // Wrapping only `subscribe` of this one queue keeps every other call as fast as unwrapped.
+    const tracked = async (...args: unknown[]) => {
+      const subscription = await subscribe(...args);
+      subscription.onCancelled(() => {
+        // The queue forgets the consumer within the cancel call: look once it returned.
+        queueMicrotask(() => {
+          const name = entry.declaration.name;
+          if (this.closed || queue.consumerCount > 0 || this.#entries.get(name) !== entry) return;
+          this.#delete(name).catch(this.#onError);
+        });
+      });
+      return subscription;
+    };
+    (queue as { subscribe: unknown }).subscribe = tracked;
+  }
+
+  #delete(name: string, options: DeleteQueueOptions = {}): Promise<number> {
+    return this.#serialized(async () => {
+      const entry = this.#entries.get(name);
+      if (!entry) return 0;
+      const stats = queueStats(entry.queue);
+      if (options.ifUnused && stats.consumers > 0) {
+        throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' in use`);
+      }
+      if (options.ifEmpty && stats.messages > 0) {
+        throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' not empty`);
+      }
+      return entry.queue.delete();
+    });
+  }
+
+  /** The queue is gone (deleted by anyone, or expired): forget it. */
+  #forget(name: string): void {
+    this.#entries.delete(name);
+    this.#registry.remove(name);
+    // While closing, the final sync writes it.
+    if (!this.closed) this.#registry.sync().catch(this.#onError);
+  }
+
+  async #deleteOwned(owner: object): Promise<void> {
+    const owned = [...this.#entries.values()].filter((e) => e.owner === owner);
+    for (const entry of owned) await this.#delete(entry.declaration.name);
+  }
+
+  #entry(name: string): Entry {
+    assertOpen(this.closed, 'broker');
+    const entry = this.#entries.get(checkQueueName(name));
+    if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
+    return entry;
+  }
+
+  /** Runs `task` after every structural operation before it. */
+  #serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#operations.then(task);
+    this.#operations = run.catch(() => {});
+    return run;
+  }
+
+  /** Reopens the stored queues; transient ones (non-durable or exclusive) are deleted. */
+  async #restore(): Promise<void> {
+    for (const declaration of this.#registry.load()) {
+      if (declaration.durable && !declaration.exclusive) {
+        await this.#open(declaration, undefined);
+      } else {
+        await this.#storage.deleteNamespace(declaration.name);
+        this.#registry.remove(declaration.name);
+      }
+    }
+    await this.#registry.sync();
+  }
+
+  /** Validates every config entry first, so a bad config declares nothing. */
+  async #applyConfig(config: LoadedConfig): Promise<void> {
+    const declarations: Declaration[] = [];
+    for (const { name, options } of config.queues) {
+      try {
+        const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
+        const existing = this.#entries.get(name);
+        if (existing) {
+          this.#checkOwner(existing, this, declaration.exclusive);
+          assertEquivalent(existing.declaration, declaration, VHOST);
+        }
+        declarations.push(declaration);
+      } catch (error) {
+        throw configError(config.source, name, error);
+      }
+    }
+    for (const declaration of declarations) await this.#create(declaration, this);
+  }
+
+  async #shutdown(): Promise<void> {
+    // Let declarations and deletions under way finish first.
+    await this.#operations;
+    for (const session of [...this.#sessions]) await session.close();
+    const errors: unknown[] = [];
+    for (const entry of [...this.#entries.values()]) {
+      try {
+        if (entry.declaration.exclusive) await entry.queue.delete();
+        else await entry.queue.close();
+      } catch (error) {
+        if (!(error instanceof ClosedError)) errors.push(error);
+      }
+    }
+    this.#entries.clear();
+    try {
+      await this.#registry.sync();
+      await this.#namespace.close();
+    } finally {
+      await this.#storage.close();
+    }
+    if (errors.length > 0) throw new AggregateError(errors, 'errors while closing the broker');
+  }
+}
+
+function reportError(error: unknown): void {
+  // A queue closed under a pending background task is the expected end of that task.
+  if (error instanceof ClosedError) return;
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
+}
+
+/** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
+function touch(queue: AnyQueue): void {
+  if ('touch' in queue) queue.touch();
+}

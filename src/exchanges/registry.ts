@@ -1,0 +1,538 @@
+import {
+  AccessRefusedError,
+  CommandInvalidError,
+  NotFoundError,
+  PreconditionFailedError,
+} from '../errors.js';
+import type { FieldTable } from '../message/types.js';
+import type { JsonValue } from '../storage/types.js';
+import { DirectRouter } from './direct.js';
+import { FanoutRouter } from './fanout.js';
+import {
+  amqpTypeName,
+  describeField,
+  fieldKey,
+  fromJsonTable,
+  toJsonTable,
+} from './field-values.js';
+import { HeadersRouter } from './headers.js';
+import { TopicRouter } from './topic.js';
+import {
+  type Binding,
+  EXCHANGE_TYPES,
+  type ExchangeDeclareOptions,
+  type ExchangeInfo,
+  type ExchangeRouter,
+  type ExchangeType,
+} from './types.js';
+
+/** Options of an exchange registry. */
+export interface ExchangesOptions {
+  /** Virtual host named in error messages (default `/`). */
+  vhost?: string;
+  /**
+   * Whether a destination exists. The default exchange routes a message to the destination its
+   * routing key names only when this says it exists (default: every name exists).
+   */
+  hasDestination?: (destination: string) => boolean;
+  /**
+   * Called after an exchange was declared, deleted, or gained or lost a binding, so the owner can
+   * persist `exchangeToJSON(name)` (which is `undefined` once there is nothing to store).
+   */
+  onChange?: (exchange: string) => void;
+}
+
+/** The persisted form of one exchange: its declaration and the bindings whose source it is. */
+export interface ExchangeRecord {
+  readonly type: ExchangeType;
+  readonly durable: boolean;
+  readonly autoDelete: boolean;
+  readonly internal: boolean;
+  readonly arguments: { readonly [key: string]: JsonValue };
+  readonly bindings: readonly {
+    readonly destination: string;
+    readonly routingKey: string;
+    readonly args: { readonly [key: string]: JsonValue };
+  }[];
+}
+
+/** The persisted form of a registry: durable exchanges by name. */
+export type ExchangesSnapshot = { readonly [name: string]: ExchangeRecord };
+
+interface ExchangeState {
+  readonly name: string;
+  readonly type: ExchangeType;
+  readonly durable: boolean;
+  readonly autoDelete: boolean;
+  readonly internal: boolean;
+  readonly arguments: Readonly<FieldTable>;
+  readonly router: ExchangeRouter;
+  /** Bindings by identity key (destination, routing key, arguments). */
+  readonly bindings: Map<string, Binding>;
+}
+
+const DEFAULT_EXCHANGE = '';
+const ALTERNATE_EXCHANGE = 'alternate-exchange';
+const MAX_SHORTSTR_BYTES = 255;
+
+/** The exchanges every virtual host starts with, as RabbitMQ predeclares them (all durable). */
+const PREDECLARED: readonly [string, ExchangeType][] = [
+  ['amq.direct', 'direct'],
+  ['amq.fanout', 'fanout'],
+  ['amq.topic', 'topic'],
+  ['amq.headers', 'headers'],
+  ['amq.match', 'headers'],
+];
+
+const routers: Record<ExchangeType, () => ExchangeRouter> = {
+  direct: () => new DirectRouter(),
+  fanout: () => new FanoutRouter(),
+  topic: () => new TopicRouter(),
+  headers: () => new HeadersRouter(),
+};
+
+/**
+ * The exchanges of one virtual host and their bindings: declare with RabbitMQ's equivalence
+ * rules, bind and unbind, and route a message to the set of destination names it reaches,
+ * following `alternate-exchange` when nothing matched. It holds no messages and knows nothing of
+ * queues: destinations are opaque names.
+ *
+ * It starts with the default exchange `""` (the routing key names the destination; it cannot be
+ * declared, bound or deleted) and `amq.direct`, `amq.fanout`, `amq.topic`, `amq.headers`,
+ * `amq.match`. Names starting with `amq.` are reserved.
+ */
+export class Exchanges {
+  readonly #vhost: string;
+  readonly #hasDestination: (destination: string) => boolean;
+  readonly #onChange: ((exchange: string) => void) | undefined;
+  readonly #exchanges = new Map<string, ExchangeState>();
+  /** destination → source exchange → number of bindings, to unbind a deleted destination fast. */
+  readonly #sources = new Map<string, Map<string, number>>();
+  #restoring = false;
+
+  constructor(options: ExchangesOptions = {}) {
+    this.#vhost = options.vhost ?? '/';
+    this.#hasDestination = options.hasDestination ?? (() => true);
+    this.#onChange = options.onChange;
+    this.#create(DEFAULT_EXCHANGE, 'direct', true, false, false, {});
+    for (const [name, type] of PREDECLARED) this.#create(name, type, true, false, false, {});
+  }
+
+  /**
+   * Rebuilds a registry from `toJSON()` output (or the `exchangeToJSON` records a MetaStore kept).
+   * @param keepDestination bindings to destinations for which this returns false are dropped
+   * (e.g. non-durable queues that did not survive the restart).
+   */
+  static fromJSON(
+    snapshot: ExchangesSnapshot,
+    options: ExchangesOptions & { keepDestination?: (destination: string) => boolean } = {},
+  ): Exchanges {
+    const exchanges = new Exchanges(options);
+    exchanges.#restoring = true;
+    try {
+      for (const [name, record] of Object.entries(snapshot)) {
+        let state = exchanges.#exchanges.get(name);
+        if (!state) {
+          if (!(EXCHANGE_TYPES as readonly string[]).includes(record.type)) {
+            throw new TypeError(`stored exchange '${name}' has unknown type '${record.type}'`);
+          }
+          state = exchanges.#create(
+            name,
+            record.type,
+            record.durable,
+            record.autoDelete,
+            record.internal,
+            fromJsonTable(record.arguments),
+          );
+        }
+        for (const b of record.bindings) {
+          if (options.keepDestination && !options.keepDestination(b.destination)) continue;
+          exchanges.#addBinding(state, {
+            destination: b.destination,
+            routingKey: b.routingKey,
+            args: Object.freeze(fromJsonTable(b.args)),
+          });
+        }
+        // An auto-delete exchange whose bindings all went with their destinations goes too.
+        if (state.autoDelete && state.bindings.size === 0 && record.bindings.length > 0) {
+          exchanges.#exchanges.delete(name);
+        }
+      }
+    } finally {
+      exchanges.#restoring = false;
+    }
+    return exchanges;
+  }
+
+  /**
+   * Declares an exchange, or checks an existing one: a redeclare must agree on type, `durable`,
+   * `autoDelete`, `internal` and `alternate-exchange` (406 naming the first that differs, as
+   * RabbitMQ words it; other arguments are not compared, as in RabbitMQ, and the first
+   * declaration's stay). `passive` only checks existence (404).
+   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 503 COMMAND_INVALID.
+   * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403).
+   */
+  declare(name: string, type: string, options: ExchangeDeclareOptions = {}): ExchangeInfo {
+    checkShortString(name, 'exchange name');
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError('exchange options must be an object');
+    }
+    const durable = flag(options.durable, true, 'durable');
+    const autoDelete = flag(options.autoDelete, false, 'autoDelete');
+    const internal = flag(options.internal, false, 'internal');
+    const passive = flag(options.passive, false, 'passive');
+    if (name === DEFAULT_EXCHANGE) throw this.#defaultRefused();
+    const existing = this.#exchanges.get(name);
+    if (passive) {
+      if (!existing) throw this.#notFound(name);
+      return info(existing);
+    }
+    if (!isExchangeType(type)) {
+      throw new CommandInvalidError(`unknown exchange type '${String(type)}'`);
+    }
+    const args = copyArgs(options.arguments, 'exchange arguments');
+    const alternate = args[ALTERNATE_EXCHANGE];
+    if (alternate !== undefined && typeof alternate !== 'string') {
+      throw new PreconditionFailedError(
+        `invalid type '${amqpTypeName(alternate)}' for arg '${ALTERNATE_EXCHANGE}' in ${this.#exchangeText(name)}`,
+      );
+    }
+    if (existing) {
+      this.#assertEquivalent(existing, type, durable, autoDelete, internal, args);
+      return info(existing);
+    }
+    if (name.startsWith('amq.')) {
+      throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
+    }
+    const state = this.#create(name, type, durable, autoDelete, internal, args);
+    this.#changed(name);
+    return info(state);
+  }
+
+  /** The exchange of that name, or undefined. */
+  get(name: string): ExchangeInfo | undefined {
+    const state = this.#exchanges.get(name);
+    return state && info(state);
+  }
+
+  /** Whether an exchange of that name exists. */
+  has(name: string): boolean {
+    return this.#exchanges.has(name);
+  }
+
+  /** Every exchange, the default one and the predeclared ones included. */
+  list(): ExchangeInfo[] {
+    return [...this.#exchanges.values()].map(info);
+  }
+
+  /**
+   * Deletes an exchange and its bindings. A missing exchange is not an error (returns false), as in
+   * RabbitMQ 3.10. Exchanges naming it as their `alternate-exchange` keep the name.
+   * @param ifUnused refuse (406 "in use") while the exchange has bindings.
+   * @throws AccessRefusedError for the default and the predeclared exchanges (403).
+   */
+  delete(name: string, options: { ifUnused?: boolean } = {}): boolean {
+    if (name === DEFAULT_EXCHANGE) throw this.#defaultRefused();
+    const state = this.#exchanges.get(name);
+    if (!state) return false;
+    if (PREDECLARED.some(([n]) => n === name)) {
+      throw new AccessRefusedError(`deletion of system ${this.#exchangeText(name)} not allowed`);
+    }
+    if (options.ifUnused && state.bindings.size > 0) {
+      throw new PreconditionFailedError(`${this.#exchangeText(name)} in use`);
+    }
+    for (const b of state.bindings.values()) this.#untrackSource(b.destination, name);
+    this.#exchanges.delete(name);
+    this.#changed(name);
+    return true;
+  }
+
+  /**
+   * Binds a destination to an exchange. Binding twice with the same key and arguments is a no-op
+   * (returns false). The caller checks that the destination exists (404 "no queue ...").
+   * @throws AccessRefusedError on the default exchange (403), NotFoundError for a missing exchange
+   * (404), PreconditionFailedError for an invalid headers `x-match` (406).
+   */
+  bind(exchange: string, destination: string, routingKey = '', args: FieldTable = {}): boolean {
+    const state = this.#bindable(exchange);
+    checkShortString(destination, 'destination');
+    checkShortString(routingKey, 'routing key');
+    const binding: Binding = {
+      destination,
+      routingKey,
+      args: Object.freeze(copyArgs(args, 'binding arguments')),
+    };
+    const added = this.#addBinding(state, binding);
+    if (added) this.#changed(exchange);
+    return added;
+  }
+
+  /**
+   * Removes the binding with exactly this destination, key and arguments; a missing one is not an
+   * error (returns false). An auto-delete exchange losing its last binding is deleted.
+   */
+  unbind(exchange: string, destination: string, routingKey = '', args: FieldTable = {}): boolean {
+    const state = this.#bindable(exchange);
+    const id = bindingId(destination, routingKey, copyArgs(args, 'binding arguments'));
+    const binding = state.bindings.get(id);
+    if (!binding) return false;
+    this.#removeBinding(state, id, binding);
+    this.#afterUnbind(state);
+    return true;
+  }
+
+  /**
+   * Removes every binding to a destination (call it when a queue is deleted). Auto-delete
+   * exchanges left without bindings are deleted. Returns how many bindings went.
+   */
+  removeDestination(destination: string): number {
+    const sources = this.#sources.get(destination);
+    if (!sources) return 0;
+    let removed = 0;
+    for (const name of [...sources.keys()]) {
+      const state = this.#exchanges.get(name);
+      if (!state) continue;
+      for (const [id, b] of state.bindings) {
+        if (b.destination !== destination) continue;
+        this.#removeBinding(state, id, b);
+        removed++;
+      }
+      this.#afterUnbind(state);
+    }
+    return removed;
+  }
+
+  /** The bindings whose source is `exchange` (empty for a missing one and for `""`). */
+  bindings(exchange: string): Binding[] {
+    return [...(this.#exchanges.get(exchange)?.bindings.values() ?? [])];
+  }
+
+  /** Every binding leading to `destination`, with its source exchange. */
+  bindingsTo(destination: string): (Binding & { readonly source: string })[] {
+    const out: (Binding & { readonly source: string })[] = [];
+    for (const source of this.#sources.get(destination)?.keys() ?? []) {
+      for (const b of this.#exchanges.get(source)?.bindings.values() ?? []) {
+        if (b.destination === destination) out.push({ source, ...b });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Checks that a client may publish to an exchange: 404 when it does not exist, 403 when it is
+   * internal. `route` itself does not check (dead-lettering to a missing exchange drops silently).
+   */
+  checkPublish(exchange: string): void {
+    const state = this.#exchanges.get(exchange);
+    if (!state) throw this.#notFound(exchange);
+    if (state.internal) {
+      throw new AccessRefusedError(`cannot publish to internal ${this.#exchangeText(exchange)}`);
+    }
+  }
+
+  /**
+   * The destinations a message reaches. When its exchange matches nothing, the exchange's
+   * `alternate-exchange` routes it instead, and so on down the chain (a cycle or a missing
+   * alternate ends it). A missing exchange routes nowhere.
+   */
+  route(exchange: string, routingKey: string, headers?: Readonly<FieldTable>): Set<string> {
+    const out = new Set<string>();
+    if (exchange === DEFAULT_EXCHANGE) {
+      if (this.#hasDestination(routingKey)) out.add(routingKey);
+      return out;
+    }
+    let state = this.#exchanges.get(exchange);
+    let visited: Set<string> | undefined;
+    while (state) {
+      state.router.route(routingKey, headers, out);
+      if (out.size > 0) return out;
+      const alternate = state.arguments[ALTERNATE_EXCHANGE];
+      if (typeof alternate !== 'string') return out;
+      visited ??= new Set();
+      visited.add(state.name);
+      if (visited.has(alternate)) return out;
+      state = this.#exchanges.get(alternate);
+    }
+    return out;
+  }
+
+  /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */
+  toJSON(): ExchangesSnapshot {
+    const out: Record<string, ExchangeRecord> = {};
+    for (const name of this.#exchanges.keys()) {
+      const record = this.exchangeToJSON(name);
+      if (record) out[name] = record;
+    }
+    return out;
+  }
+
+  /**
+   * The persisted form of one exchange, or undefined when there is nothing to store: it does not
+   * exist, is not durable, is the default exchange, or is a predeclared one without bindings.
+   */
+  exchangeToJSON(name: string): ExchangeRecord | undefined {
+    const state = this.#exchanges.get(name);
+    if (!state?.durable || name === DEFAULT_EXCHANGE) return undefined;
+    if (state.bindings.size === 0 && PREDECLARED.some(([n]) => n === name)) return undefined;
+    return {
+      type: state.type,
+      durable: state.durable,
+      autoDelete: state.autoDelete,
+      internal: state.internal,
+      arguments: toJsonTable(state.arguments),
+      bindings: [...state.bindings.values()].map((b) => ({
+        destination: b.destination,
+        routingKey: b.routingKey,
+        args: toJsonTable(b.args),
+      })),
+    };
+  }
+
+  #create(
+    name: string,
+    type: ExchangeType,
+    durable: boolean,
+    autoDelete: boolean,
+    internal: boolean,
+    args: FieldTable,
+  ): ExchangeState {
+    const state: ExchangeState = {
+      name,
+      type,
+      durable,
+      autoDelete,
+      internal,
+      arguments: Object.freeze(args),
+      router: routers[type](),
+      bindings: new Map(),
+    };
+    this.#exchanges.set(name, state);
+    return state;
+  }
+
+  #assertEquivalent(
+    state: ExchangeState,
+    type: ExchangeType,
+    durable: boolean,
+    autoDelete: boolean,
+    internal: boolean,
+    args: FieldTable,
+  ): void {
+    const differs = (arg: string, received: unknown, current: unknown) =>
+      new PreconditionFailedError(
+        `inequivalent arg '${arg}' for ${this.#exchangeText(state.name)}: received '${String(received)}' but current is '${String(current)}'`,
+      );
+    if (type !== state.type) throw differs('type', type, state.type);
+    if (durable !== state.durable) throw differs('durable', durable, state.durable);
+    if (autoDelete !== state.autoDelete) throw differs('auto_delete', autoDelete, state.autoDelete);
+    if (internal !== state.internal) throw differs('internal', internal, state.internal);
+    const received = args[ALTERNATE_EXCHANGE];
+    const current = state.arguments[ALTERNATE_EXCHANGE];
+    if (received !== current) {
+      const text = (v: typeof received) =>
+        v === undefined ? 'none' : `the value '${describeField(v)}' of type '${amqpTypeName(v)}'`;
+      throw new PreconditionFailedError(
+        `inequivalent arg '${ALTERNATE_EXCHANGE}' for ${this.#exchangeText(state.name)}: received ${text(received)} but current is ${text(current)}`,
+      );
+    }
+  }
+
+  #bindable(exchange: string): ExchangeState {
+    if (exchange === DEFAULT_EXCHANGE) throw this.#defaultRefused();
+    const state = this.#exchanges.get(exchange);
+    if (!state) throw this.#notFound(exchange);
+    return state;
+  }
+
+  #addBinding(state: ExchangeState, binding: Binding): boolean {
+    const id = bindingId(binding.destination, binding.routingKey, binding.args);
+    if (state.bindings.has(id)) return false;
+    state.router.add(id, binding); // throws on invalid arguments before anything changed
+    state.bindings.set(id, binding);
+    let sources = this.#sources.get(binding.destination);
+    if (!sources) this.#sources.set(binding.destination, (sources = new Map()));
+    sources.set(state.name, (sources.get(state.name) ?? 0) + 1);
+    return true;
+  }
+
+  #removeBinding(state: ExchangeState, id: string, binding: Binding): void {
+    state.router.remove(id, binding);
+    state.bindings.delete(id);
+    this.#untrackSource(binding.destination, state.name);
+  }
+
+  #untrackSource(destination: string, source: string): void {
+    const sources = this.#sources.get(destination);
+    const n = sources?.get(source);
+    if (!sources || n === undefined) return;
+    if (n > 1) sources.set(source, n - 1);
+    else if (sources.delete(source) && sources.size === 0) this.#sources.delete(destination);
+  }
+
+  #afterUnbind(state: ExchangeState): void {
+    if (state.autoDelete && state.bindings.size === 0) this.#exchanges.delete(state.name);
+    this.#changed(state.name);
+  }
+
+  #changed(name: string): void {
+    if (!this.#restoring) this.#onChange?.(name);
+  }
+
+  #exchangeText(name: string): string {
+    return `exchange '${name}' in vhost '${this.#vhost}'`;
+  }
+
+  #notFound(name: string): NotFoundError {
+    return new NotFoundError(`no exchange '${name}' in vhost '${this.#vhost}'`);
+  }
+
+  #defaultRefused(): AccessRefusedError {
+    return new AccessRefusedError('operation not permitted on the default exchange');
+  }
+}
+
+function info(state: ExchangeState): ExchangeInfo {
+  return {
+    name: state.name,
+    type: state.type,
+    durable: state.durable,
+    autoDelete: state.autoDelete,
+    internal: state.internal,
+    arguments: state.arguments,
+    bindingCount: state.bindings.size,
+  };
+}
+
+function isExchangeType(type: unknown): type is ExchangeType {
+  return (EXCHANGE_TYPES as readonly unknown[]).includes(type);
+}
+
+function bindingId(destination: string, routingKey: string, args: Readonly<FieldTable>): string {
+  return `${destination}\u0000${routingKey}\u0000${fieldKey(args)}`;
+}
+
+function flag(value: unknown, fallback: boolean, what: string): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`${what} must be a boolean`);
+  return value;
+}
+
+function checkShortString(value: unknown, what: string): asserts value is string {
+  if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
+  if (Buffer.byteLength(value, 'utf8') > MAX_SHORTSTR_BYTES) {
+    throw new RangeError(`${what} is longer than ${MAX_SHORTSTR_BYTES} bytes`);
+  }
+}
+
+/** A private copy of an argument table, so later changes by the caller change nothing stored. */
+function copyArgs(args: unknown, what: string): FieldTable {
+  if (args === undefined) return {};
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new TypeError(`${what} must be a plain object`);
+  }
+  try {
+    return structuredClone(args as FieldTable);
+  } catch (cause) {
+    throw new TypeError(`${what} must hold only field-table values`, { cause });
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Filter spec to one predicate. Compiling happens once per consumer; the predicate then reads a
+ * few headers per message: filter values first (a Set, or a scan of the list without splitting
+ * it), then key-value comparisons, then geo tests, cheapest shape first, each behind its box.
+ */
+import { filterValues, listHas, renderScalar, soleValue } from './filter-values.js';
+import {
+  boxArea,
+  geoFilterBoxes,
+  geoPointTest,
+  headerLat,
+  headerLon,
+  type PointTest,
+} from './geo.js';
+import { parseFilterArgs } from './parse.js';
+import {
+  FILTER_VALUE_HEADER,
+  type FilterNode,
+  type GeoBox,
+  type GeoFilter,
+  type Headers,
+  type MatchType,
+  type StreamFilterSpec,
+} from './types.js';
+
+/** A consumer's filter, ready for the delivery path. */
+export interface CompiledStreamFilter {
+  /** The parsed configuration it was compiled from. */
+  readonly spec: StreamFilterSpec;
+  readonly matchType: MatchType;
+  readonly matchUnfiltered: boolean;
+  /**
+   * Whether a message with these headers is delivered to the consumer. A bound function: pass it
+   * around freely. `undefined` headers are a message without headers.
+   */
+  readonly matches: (headers: Headers | undefined) => boolean;
+  /**
+   * When defined, every message the filter matches lies inside one of these boxes, so the consumer
+   * can live in a `GeoIndex` instead of being asked about every message. Defined only when a match
+   * always needs a geo filter to pass: match type `'all'` with at least one geo filter (the
+   * tightest is kept), or `'any'` with geo filters only (their union); never with match-unfiltered.
+   */
+  readonly geoRegion: readonly GeoBox[] | undefined;
+  /** Per entry of `spec.filters`: the boxes bounding a geo filter, `undefined` for the others. */
+  readonly nodeBoxes: readonly (readonly GeoBox[] | undefined)[];
+  /**
+   * When defined, `matches` is exactly this geo filter's test of the message point (the filter is
+   * one geo filter, without match-unfiltered): an index may test the geometry itself.
+   */
+  readonly exactGeo: GeoFilter | undefined;
+}
+
+const GEO_COST: Record<GeoFilter['kind'], number> = { bbox: 0, radius: 1, polygon: 2 };
+// Never equal to a header value: disables the single-value shortcut.
+const NO_SHORTCUT = Symbol('none');
+
+function isGeo(node: FilterNode): node is GeoFilter {
+  return node.kind === 'radius' || node.kind === 'bbox' || node.kind === 'polygon';
+}
+
+function regionOf(spec: StreamFilterSpec, nodeBoxes: CompiledStreamFilter['nodeBoxes']) {
+  if (spec.matchUnfiltered) return undefined;
+  if (spec.matchType === 'all' || spec.filters.length === 1) {
+    let best: readonly GeoBox[] | undefined;
+    let bestArea = Number.POSITIVE_INFINITY;
+    for (const boxes of nodeBoxes) {
+      if (!boxes) continue;
+      const area = boxes.reduce((sum, b) => sum + boxArea(b), 0);
+      if (area < bestArea) [best, bestArea] = [boxes, area];
+    }
+    return best;
+  }
+  const union: GeoBox[] = [];
+  for (const boxes of nodeBoxes) {
+    if (!boxes) return undefined;
+    union.push(...boxes);
+  }
+  return union;
+}
+
+function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) => boolean {
+  const values = [...new Set(spec.filters.flatMap((f) => (f.kind === 'value' ? [f.value] : [])))];
+  const valueSet = new Set(values);
+  const headerFilters = spec.filters.flatMap((f) => (f.kind === 'header' ? [f] : []));
+  const keys = headerFilters.map((f) => f.key);
+  const expected = headerFilters.map((f) => f.value);
+  const tests: PointTest[] = spec.filters
+    .filter(isGeo)
+    .sort((a, b) => GEO_COST[a.kind] - GEO_COST[b.kind])
+    .map(geoPointTest);
+  const nValues = values.length;
+  const nKeys = keys.length;
+  const nTests = tests.length;
+  const unfiltered = spec.matchUnfiltered;
+
+  if (spec.matchType === 'all') {
+    const single: unknown = nValues === 1 ? values[0] : NO_SHORTCUT;
+    return (h) => {
+      if (h === undefined || h === null) return unfiltered;
+      const raw = h[FILTER_VALUE_HEADER];
+      if (unfiltered && (raw === undefined || raw === null)) return true;
+      if (nValues !== 0 && raw !== single) {
+        const sole = soleValue(raw);
+        // A one-value list holds every wanted value only when one is wanted and it is that one.
+        if (sole !== undefined) {
+          if (sole !== single) return false;
+        } else {
+          const text = renderScalar(raw);
+          if (text === undefined) return false;
+          for (let i = 0; i < nValues; i++) if (!listHas(text, values[i]!)) return false;
+        }
+      }
+      for (let i = 0; i < nKeys; i++) if (renderScalar(h[keys[i]!]) !== expected[i]) return false;
+      if (nTests !== 0) {
+        const lat = headerLat(h);
+        const lon = headerLon(h);
+        for (let i = 0; i < nTests; i++) if (!tests[i]!(lat, lon)) return false;
+      }
+      return true;
+    };
+  }
+  return (h) => {
+    if (h === undefined || h === null) return unfiltered;
+    const raw = h[FILTER_VALUE_HEADER];
+    if (raw === undefined || raw === null) {
+      if (unfiltered) return true;
+    } else if (nValues !== 0) {
+      const sole = soleValue(raw);
+      if (sole !== undefined) {
+        if (valueSet.has(sole)) return true;
+      } else {
+        const tagged = filterValues(raw);
+        for (let i = 0; i < tagged.length; i++) if (valueSet.has(tagged[i]!)) return true;
+      }
+    }
+    for (let i = 0; i < nKeys; i++) if (renderScalar(h[keys[i]!]) === expected[i]) return true;
+    if (nTests !== 0) {
+      const lat = headerLat(h);
+      const lon = headerLon(h);
+      for (let i = 0; i < nTests; i++) if (tests[i]!(lat, lon)) return true;
+    }
+    return false;
+  };
+}
+
+/** Compiles a parsed filter spec into a `CompiledStreamFilter`. */
+export function compileFilter(spec: StreamFilterSpec): CompiledStreamFilter {
+  const nodeBoxes = spec.filters.map((f) =>
+    isGeo(f) ? Object.freeze(geoFilterBoxes(f)) : undefined,
+  );
+  const geoRegion = regionOf(spec, nodeBoxes);
+  const only = spec.filters.length === 1 ? spec.filters[0]! : undefined;
+  return Object.freeze({
+    spec,
+    matchType: spec.matchType,
+    matchUnfiltered: spec.matchUnfiltered,
+    matches: buildPredicate(spec),
+    geoRegion: geoRegion && Object.freeze(geoRegion),
+    nodeBoxes: Object.freeze(nodeBoxes),
+    exactGeo: only && isGeo(only) && !spec.matchUnfiltered ? only : undefined,
+  });
+}
+
+/**
+ * Parses and compiles a consumer's subscribe arguments in one step: the call the stream's
+ * consumer path makes. `undefined` means no filter: deliver everything.
+ *
+ * @throws PreconditionFailedError (406) naming the invalid key.
+ */
+export function parseStreamFilter(
+  args: Readonly<Record<string, unknown>> | undefined,
+): CompiledStreamFilter | undefined {
+  const spec = parseFilterArgs(args);
+  return spec && compileFilter(spec);
+}

@@ -1,0 +1,13 @@
+/** Stream filters: consumer arguments to compiled predicates, a consumer geo index, segment summaries. */
+export { type CompiledStreamFilter, compileFilter, parseStreamFilter } from './compile.js';
+export { filterValues, renderScalar } from './filter-values.js';
+export { EARTH_RADIUS_KM, haversineKm, headerLat, headerLon, radiusBoxes } from './geo.js';
+export { GeoIndex } from './geo-index.js';
+export { parseFilterArgs } from './parse.js';
+export {
+  mayMatch,
+  type SegmentSummary,
+  SegmentSummaryBuilder,
+  type SegmentSummaryOptions,
+} from './segment-summary.js';
+export * from './types.js';

@@ -1,0 +1,793 @@
+/**
+ * The machinery every classic queue shares (the plain FIFO queue, the priority queue, the
+ * last-value queue): consumers and round-robin dispatch within prefetch, single active consumer,
+ * exclusive consumers, consumer priorities, pull `get`/`consumeOne`, acks and requeues to the
+ * original position, delivery counts, message TTL, queue expiry, length limits and
+ * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
+ * business; this class never looks inside it.
+ */
+import type { Clock, TimerHandle } from '../../clock.js';
+import {
+  AbortedError,
+  AccessRefusedError,
+  ClosedError,
+  inequivalentArg,
+  PreconditionFailedError,
+  QueueFullError,
+  TimeoutError,
+} from '../../errors.js';
+import type { Message } from '../../message/message.js';
+import { normalizeMessage } from '../../message/normalize.js';
+import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
+import { memoryStorage } from '../../storage/memory.js';
+import type { JsonValue, Namespace, StorageAdapter } from '../../storage/types.js';
+import {
+  type ClassicArguments,
+  classicArgumentsDiff,
+  parseClassicArguments,
+} from '../arguments.js';
+import {
+  type ConsumerCallback,
+  type ConsumerHost,
+  type SubscribeParams,
+  Subscription,
+} from '../consumer.js';
+import {
+  type DeadLetterRouter,
+  type DeathReason,
+  deadLetteredCopy,
+  isDeadLetterCycle,
+} from './dead-letter.js';
+import { ExpiryIndex } from './expiry-index.js';
+import { NO_HANDLE, type ReadyStore } from './ready-store.js';
+
+/** Options shared by the `open()` of every classic queue kind. */
+export interface ClassicQueueOptions {
+  /** Queue name. */
+  readonly name: string;
+  /** Where the queue lives (default: a private memory storage). */
+  readonly storage?: StorageAdapter;
+  /** Storage namespace of the queue (default: the queue name). */
+  readonly namespace?: string;
+  /** Clock for arrival times, TTL and queue expiry (default: the system clock). */
+  readonly clock?: Clock;
+  /** AMQP queue arguments (`x-message-ttl`, `x-max-length`, `x-dead-letter-exchange`, ...). */
+  readonly arguments?: Readonly<Record<string, unknown>>;
+  /**
+   * Where dead-lettered messages go, by exchange and routing key (the Broker provides it).
+   * Without it, dead-lettered messages are dropped.
+   */
+  readonly deadLetter?: DeadLetterRouter;
+  /** Called once when the queue deleted itself (`x-expires`) or was deleted. */
+  readonly onDelete?: (name: string) => void;
+  /** Receives errors nobody awaits (a dead-letter route that failed). Default: ignored. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** What a queue kind's `open()` hands to the `ClassicQueue` constructor. */
+export interface ClassicQueueInit {
+  readonly name: string;
+  readonly arguments: ClassicArguments;
+  readonly store: ReadyStore;
+  readonly storage: StorageAdapter;
+  /** The queue created the storage itself and closes it with the queue. */
+  readonly ownsStorage: boolean;
+  readonly namespace: Namespace;
+  readonly clock: Clock;
+  readonly deadLetter?: DeadLetterRouter | undefined;
+  readonly onDelete?: ((name: string) => void) | undefined;
+  readonly onError?: ((error: unknown) => void) | undefined;
+}
+
+/** Queue statistics, named as RabbitMQ's management API names them. */
+export interface ClassicQueueStats {
+  /** Ready plus unacknowledged messages. */
+  readonly messages: number;
+  readonly messagesReady: number;
+  readonly messagesUnacknowledged: number;
+  /** Body bytes of ready plus unacknowledged messages. */
+  readonly messageBytes: number;
+  readonly messageBytesReady: number;
+  readonly messageBytesUnacknowledged: number;
+  readonly consumers: number;
+}
+
+/** Metadata key of the normalized arguments a queue was declared with. */
+const ARGUMENTS_KEY = 'queue.arguments';
+/** Header every delivery carries: how many times it was delivered before. */
+const DELIVERY_COUNT = 'x-delivery-count';
+
+/**
+ * Opens the namespace of a classic queue and settles its arguments: a queue that exists keeps
+ * the arguments it was declared with, and declaring it with other ones fails with 406
+ * "inequivalent arg". For queue kinds' `open()`.
+ */
+export async function openClassicNamespace(
+  options: ClassicQueueOptions,
+  declared: ClassicArguments,
+): Promise<{
+  storage: StorageAdapter;
+  ownsStorage: boolean;
+  namespace: Namespace;
+  arguments: ClassicArguments;
+}> {
+  const ownsStorage = options.storage === undefined;
+  const storage = options.storage ?? memoryStorage();
+  const namespace = await storage.namespace(options.namespace ?? options.name);
+  const stored = namespace.meta.get(ARGUMENTS_KEY) as ClassicArguments | null | undefined;
+  if (stored) {
+    const diff = classicArgumentsDiff(stored, declared);
+    if (diff !== undefined) {
+      if (ownsStorage) await storage.close();
+      throw inequivalentArg(diff, 'queue', options.name);
+    }
+  } else {
+    namespace.meta.set(ARGUMENTS_KEY, declared as unknown as JsonValue);
+  }
+  return { storage, ownsStorage, namespace, arguments: declared };
+}
+
+/** Checks the common options of a classic queue's `open()` and parses its arguments. */
+export function checkClassicOptions(options: ClassicQueueOptions, kind: string): ClassicArguments {
+  if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
+    throw new TypeError(`${kind}.open() needs options with a name`);
+  }
+  if (
+    options.arguments !== undefined &&
+    (typeof options.arguments !== 'object' || options.arguments === null)
+  ) {
+    throw new TypeError('queue arguments must be an object');
+  }
+  return parseClassicArguments(options.arguments, options.name);
+}
+
+/** Consumers of equal `x-priority`, served round-robin. */
+interface PriorityGroup {
+  readonly priority: number;
+  readonly members: Subscription<number>[];
+  next: number;
+}
+
+/**
+ * A classic AMQP queue over a `ReadyStore`. Concrete kinds (`Queue`, `PriorityQueue`,
+ * `LastValueQueue`) provide the store and an `open()`.
+ */
+export class ClassicQueue implements AsyncDisposable {
+  /** Queue name. */
+  readonly name: string;
+  /** The queue's validated arguments. */
+  readonly arguments: ClassicArguments;
+
+  protected readonly store: ReadyStore;
+  protected readonly clock: Clock;
+  readonly #storage: StorageAdapter;
+  readonly #ownsStorage: boolean;
+  readonly #namespace: Namespace;
+  readonly #deadLetterRouter: DeadLetterRouter | undefined;
+  readonly #onDelete: ((name: string) => void) | undefined;
+  readonly #onError: (error: unknown) => void;
+  /** `min(x-message-ttl, expiration)` needs parsing only when either can be set. */
+  readonly #queueTtl: number;
+
+  /** Consumers in registration order (the single active consumer is the first). */
+  readonly #consumers: Subscription<number>[] = [];
+  /** Consumers by `x-priority`, highest first. */
+  #groups: PriorityGroup[] = [];
+  #exclusive = false;
+  readonly #host: ConsumerHost<number>;
+  /** Deliveries so far of stored messages delivered more than once (others: 0 or 1). */
+  readonly #deliveries = new Map<number, number>();
+  readonly #expiry = new ExpiryIndex();
+  #expiryTimer: TimerHandle | undefined;
+  #expiryTimerAt = Number.POSITIVE_INFINITY;
+  #expiresTimer: TimerHandle | undefined;
+  #dispatching = false;
+  /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
+  #dispatchDeferred = false;
+  #getChannel: Subscription<number> | undefined;
+  #getNoAckChannel: Subscription<number> | undefined;
+  #closed = false;
+
+  protected constructor(init: ClassicQueueInit) {
+    this.name = init.name;
+    this.arguments = init.arguments;
+    this.store = init.store;
+    this.clock = init.clock;
+    this.#storage = init.storage;
+    this.#ownsStorage = init.ownsStorage;
+    this.#namespace = init.namespace;
+    this.#deadLetterRouter = init.deadLetter;
+    this.#onDelete = init.onDelete;
+    this.#onError = init.onError ?? (() => {});
+    this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
+    this.#host = {
+      onAck: (_consumer, handle) => this.#settle(handle),
+      onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
+      onCapacity: () => this.#dispatch(),
+      onCancel: (consumer) => this.#removeConsumer(consumer),
+    };
+    this.#recover();
+  }
+
+  /** Ready messages (what AMQP reports as the message count). */
+  get messageCount(): number {
+    return this.store.readyCount;
+  }
+
+  /** Active consumers. */
+  get consumerCount(): number {
+    return this.#consumers.length;
+  }
+
+  /** Counts and bytes of ready and unacknowledged messages, and consumers. */
+  stats(): ClassicQueueStats {
+    const s = this.store;
+    return {
+      messages: s.readyCount + s.inFlightCount,
+      messagesReady: s.readyCount,
+      messagesUnacknowledged: s.inFlightCount,
+      messageBytes: s.readyBytes + s.inFlightBytes,
+      messageBytesReady: s.readyBytes,
+      messageBytesUnacknowledged: s.inFlightBytes,
+      consumers: this.#consumers.length,
+    };
+  }
+
+  /** Whether the queue was closed or deleted. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Publishes to the queue through the default exchange (routing key = queue name). Resolves once
+   * the storage accepted the message (many publishes in one tick share one write and one promise).
+   * Rejects with `QueueFullError` (`MQLITE_QUEUE_FULL`) when `x-overflow` refuses it.
+   */
+  publish(body: PublishBody, properties?: MessageProperties): Promise<void> {
+    let message: StoredMessage;
+    try {
+      this.#assertOpen();
+      message = normalizeMessage(body, properties, '', this.name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.publishMessage(message);
+  }
+
+  /**
+   * Enqueues a message already normalized (by a router, or a dead-lettered copy). Resolves as
+   * `publish` does.
+   */
+  publishMessage(message: StoredMessage): Promise<void> {
+    try {
+      this.#assertOpen();
+      const preparing = this.store.prepare(message);
+      if (preparing !== undefined) return preparing.then(() => this.#enqueue(message));
+      return this.#enqueue(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Starts a consumer: with a callback it is called per message (acked when it returns, requeued
+   * when it throws, unless `manualAck`); without one the subscription is an async iterator.
+   * Consumer argument `x-priority` (an integer, default 0): higher-priority consumers are served
+   * first while they have prefetch room.
+   *
+   * @throws AccessRefusedError (403) when an exclusive consumer holds the queue, or an exclusive
+   *   consumer is asked for while others exist; PreconditionFailedError (406) for an exclusive
+   *   consumer on a single-active-consumer queue, a reused tag or a bad `x-priority`.
+   */
+  subscribe(callback: ConsumerCallback): Promise<Subscription<number>>;
+  subscribe(params?: SubscribeParams, callback?: ConsumerCallback): Promise<Subscription<number>>;
+  subscribe(
+    params: SubscribeParams | ConsumerCallback = {},
+    callback?: ConsumerCallback,
+  ): Promise<Subscription<number>> {
+    try {
+      if (typeof params === 'function') return Promise.resolve(this.#subscribe({}, params));
+      return Promise.resolve(this.#subscribe(params, callback));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Takes one message if one is ready (basic.get), or resolves null. With `noAck: false` (the
+   * default is true, as in `@cloudamqp/amqp-client`) the message must be acked or rejected.
+   */
+  get(options: { noAck?: boolean } = {}): Promise<Message | null> {
+    try {
+      this.#assertOpen();
+      this.#touch();
+      this.#expireDue();
+      const handle = this.store.shift();
+      if (handle === NO_HANDLE) return Promise.resolve(null);
+      const noAck = options.noAck !== false;
+      const channel = noAck
+        ? (this.#getNoAckChannel ??= this.#channel(true))
+        : (this.#getChannel ??= this.#channel(false));
+      const message = this.#deliver(channel, handle);
+      message.messageCount = this.store.readyCount;
+      return Promise.resolve(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Waits for one message, acks it and resolves with it. Rejects with `TimeoutError` when
+   * `timeout` ms (on the queue's clock) pass first, `AbortedError` when `signal` aborts, or
+   * `ClosedError` if the queue goes away. Messages that arrive later stay in the queue.
+   */
+  consumeOne(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<Message> {
+    const { timeout, signal } = options;
+    if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
+      return Promise.reject(new RangeError('consumeOne() timeout must be a number ≥ 0'));
+    }
+    if (signal?.aborted) {
+      return Promise.reject(new AbortedError('consumeOne() aborted', { cause: signal.reason }));
+    }
+    return new Promise<Message>((resolve, reject) => {
+      let done = false;
+      let timer: TimerHandle | undefined;
+      let sub: Subscription<number> | undefined;
+      const finish = (error?: Error) => {
+        if (done) return false;
+        done = true;
+        if (timer !== undefined) this.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (error) {
+          void sub?.close();
+          reject(error);
+        }
+        return true;
+      };
+      const onAbort = () =>
+        finish(new AbortedError('consumeOne() aborted', { cause: signal?.reason }));
+      try {
+        sub = this.#subscribe({ prefetch: 1, manualAck: true }, (message) => {
+          if (!finish()) return;
+          void message.cancelConsumer();
+          message.ack().then(() => resolve(message), reject);
+        });
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      sub.onCancelled(() =>
+        finish(new ClosedError(`queue '${this.name}' closed while waiting for a message`)),
+      );
+      if (done) return;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeout !== undefined) {
+        timer = this.clock.setTimeout(
+          () => finish(new TimeoutError(`no message on queue '${this.name}' within ${timeout} ms`)),
+          timeout,
+        );
+      }
+    });
+  }
+
+  /** Deletes every ready message (unacknowledged ones stay) and returns how many went. */
+  purge(): Promise<number> {
+    try {
+      this.#assertOpen();
+      const purged = this.store.purge();
+      this.#expiry.clear();
+      return this.store.sync().then(() => purged);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Deletes the queue with its messages (nothing is dead-lettered); consumers are cancelled.
+   * Returns how many messages it held.
+   */
+  async delete(): Promise<number> {
+    this.#assertOpen();
+    const count = this.store.readyCount + this.store.inFlightCount;
+    await this.#shutdown();
+    await this.#storage.deleteNamespace(this.#namespace.name);
+    if (this.#ownsStorage) await this.#storage.close();
+    this.#onDelete?.(this.name);
+    return count;
+  }
+
+  /**
+   * Closes the queue: consumers are cancelled and everything is flushed to the storage. With
+   * persistent storage, unacknowledged messages are ready again (redelivered) after a reopen.
+   * Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#shutdown();
+    await this.#namespace.close();
+    if (this.#ownsStorage) await this.#storage.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Marks the queue as used (a redeclare), restarting its `x-expires` countdown. */
+  touch(): void {
+    this.#assertOpen();
+    this.#touch();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Publishing
+
+  #enqueue(message: StoredMessage): Promise<void> {
+    this.#assertOpen();
+    const store = this.store;
+    const args = this.arguments;
+    if (args.overflow !== 'drop-head') {
+      const reason = this.#overLimit(1, message.body.byteLength);
+      if (reason !== undefined) {
+        if (args.overflow === 'reject-publish-dlx') this.#deadLetter(message, reason);
+        return Promise.reject(
+          new QueueFullError(
+            `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
+          ),
+        );
+      }
+    }
+    const now = this.clock.now();
+    const handle = store.add(message, now);
+    if (this.#consumers.length > 0) this.#dispatch();
+    // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
+    const ttl = this.#ttlOf(message);
+    if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
+      if (ttl === 0) this.#expire(handle);
+      else this.#indexExpiry(now + ttl, handle);
+    }
+    if (args.maxLength !== undefined || args.maxLengthBytes !== undefined) this.#dropHeads();
+    return store.sync();
+  }
+
+  /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
+  #overLimit(count: number, bytes: number): DeathReason | undefined {
+    const { maxLength, maxLengthBytes } = this.arguments;
+    if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
+    if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
+      return 'maxlenbytes';
+    }
+    return undefined;
+  }
+
+  /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
+  #dropHeads(): void {
+    for (;;) {
+      const reason = this.#overLimit(0, 0);
+      if (reason === undefined) return;
+      const handle = this.store.peek();
+      if (handle === NO_HANDLE) return;
+      const message = this.store.message(handle);
+      this.#removeReady(handle);
+      this.#deadLetter(message, reason);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Consumers and dispatch
+
+  #subscribe(
+    params: SubscribeParams,
+    callback: ConsumerCallback | undefined,
+  ): Subscription<number> {
+    this.#assertOpen();
+    if (typeof params !== 'object' || params === null) {
+      throw new TypeError('subscribe() params must be an object');
+    }
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw new TypeError('subscribe() callback must be a function');
+    }
+    const priority = consumerPriority(params.args?.['x-priority']);
+    if (params.exclusive === true && this.arguments.singleActiveConsumer) {
+      throw new PreconditionFailedError(
+        `cannot register an exclusive consumer on single active consumer queue '${this.name}'`,
+      );
+    }
+    if (this.#exclusive || (params.exclusive === true && this.#consumers.length > 0)) {
+      throw new AccessRefusedError(`queue '${this.name}' in vhost '/' in exclusive use`);
+    }
+    if (params.tag && this.#consumers.some((c) => c.consumerTag === params.tag)) {
+      throw new PreconditionFailedError(
+        `consumer tag '${params.tag}' is already in use on queue '${this.name}'`,
+      );
+    }
+    const consumer = new Subscription<number>(this.#host, this.name, params, callback);
+    consumer.hostState = priority;
+    this.#consumers.push(consumer);
+    if (consumer.exclusive) this.#exclusive = true;
+    this.#regroup();
+    this.#clearExpires();
+    this.#dispatch();
+    return consumer;
+  }
+
+  #removeConsumer(consumer: Subscription<number>): void {
+    const i = this.#consumers.indexOf(consumer);
+    if (i < 0) return;
+    this.#consumers.splice(i, 1);
+    if (consumer.exclusive) this.#exclusive = false;
+    this.#regroup();
+    if (this.#consumers.length === 0) this.#armExpires();
+    else if (i === 0 && this.arguments.singleActiveConsumer) this.#dispatch();
+  }
+
+  #regroup(): void {
+    const groups: PriorityGroup[] = [];
+    for (const consumer of this.#consumers) {
+      const priority = consumer.hostState as number;
+      let group = groups.find((g) => g.priority === priority);
+      if (!group) groups.push((group = { priority, members: [], next: 0 }));
+      group.members.push(consumer);
+    }
+    this.#groups = groups.sort((a, b) => b.priority - a.priority);
+  }
+
+  /** The consumer the next message goes to, or undefined when none has room. */
+  #pickConsumer(): Subscription<number> | undefined {
+    if (this.arguments.singleActiveConsumer) {
+      const active = this.#consumers[0];
+      return active !== undefined && active.capacity > 0 ? active : undefined;
+    }
+    for (const group of this.#groups) {
+      const members = group.members;
+      const n = members.length;
+      for (let k = 0; k < n; k++) {
+        const i = (group.next + k) % n;
+        const consumer = members[i]!;
+        if (consumer.capacity > 0) {
+          group.next = i + 1 === n ? 0 : i + 1;
+          return consumer;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop. */
+  #dispatch(): void {
+    if (this.#dispatching || this.#dispatchDeferred || this.#closed) return;
+    this.#dispatching = true;
+    try {
+      if (this.#expiry.size > 0) this.#expireDue();
+      const store = this.store;
+      while (store.readyCount > 0 && !this.#dispatchDeferred) {
+        const consumer = this.#pickConsumer();
+        if (consumer === undefined) break;
+        this.#deliver(consumer, store.shift());
+      }
+    } finally {
+      this.#dispatching = false;
+    }
+  }
+
+  #deliver(consumer: Subscription<number>, handle: number): Message {
+    const store = this.store;
+    const stored = store.message(handle);
+    let earlier = 0;
+    if (this.#deliveries.size > 0) earlier = this.#deliveries.get(handle) ?? 0;
+    if (earlier === 0 && store.deliveredBeforeOpen(handle)) {
+      earlier = 1;
+      this.#deliveries.set(handle, 1);
+    }
+    if (consumer.noAck) {
+      this.#settle(handle);
+      return consumer.deliver(handle, stored, earlier > 0, DELIVERY_COUNT, earlier);
+    }
+    return consumer.deliver(handle, stored, earlier > 0, DELIVERY_COUNT, earlier);
+  }
+
+  /** A subscription that is never registered as a consumer: the channel `get` delivers on. */
+  #channel(noAck: boolean): Subscription<number> {
+    return new Subscription<number>(this.#host, this.name, { noAck, manualAck: true }, () => {});
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Settlement
+
+  #settle(handle: number): void {
+    this.store.settle(handle);
+    if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
+  }
+
+  #reject(handle: number, requeue: boolean): void {
+    if (!requeue) {
+      const message = this.store.message(handle);
+      this.#settle(handle);
+      this.#deadLetter(message, 'rejected');
+      return;
+    }
+    const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
+    const limit = this.arguments.deliveryLimit;
+    if (limit !== undefined && deliveries > limit) {
+      const message = this.store.message(handle);
+      this.#settle(handle);
+      this.#deadLetter(message, 'delivery_limit');
+      return;
+    }
+    if (!this.store.requeue(handle)) {
+      this.#deliveries.delete(handle);
+      return;
+    }
+    this.#deliveries.set(handle, deliveries);
+    const ttl = this.#ttlOf(this.store.message(handle));
+    if (ttl !== Number.POSITIVE_INFINITY) {
+      const at = this.store.timestamp(handle) + ttl;
+      if (at <= this.clock.now()) this.#expire(handle);
+      else this.#indexExpiry(at, handle);
+    }
+    this.#deferDispatch();
+  }
+
+  /** Requeued messages go out on the next macrotask, so a consumer that always requeues
+   * cannot starve the event loop. */
+  #deferDispatch(): void {
+    if (this.#dispatchDeferred || this.#closed) return;
+    this.#dispatchDeferred = true;
+    setImmediate(() => {
+      this.#dispatchDeferred = false;
+      this.#dispatch();
+    });
+  }
+
+  /** Removes a ready message and forgets its delivery count. */
+  #removeReady(handle: number): void {
+    this.store.remove(handle);
+    if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
+  }
+
+  #deadLetter(message: StoredMessage, reason: DeathReason): void {
+    const { deadLetterExchange, deadLetterRoutingKey } = this.arguments;
+    const router = this.#deadLetterRouter;
+    if (deadLetterExchange === undefined || router === undefined) return;
+    const copy = deadLetteredCopy(
+      message,
+      this.name,
+      reason,
+      this.clock.now(),
+      deadLetterExchange,
+      deadLetterRoutingKey,
+    );
+    // Through the default exchange the target is the routing key: cycles are dropped here.
+    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return;
+    try {
+      const result = router(copy);
+      if (result) result.catch(this.#onError);
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Message TTL
+
+  /** Effective TTL of a message: the lower of `x-message-ttl` and its `expiration`. */
+  #ttlOf(message: StoredMessage): number {
+    const expiration = message.properties.expiration;
+    if (expiration === undefined) return this.#queueTtl;
+    const ttl = Number(expiration);
+    return Math.min(ttl, this.#queueTtl);
+  }
+
+  #indexExpiry(at: number, handle: number): void {
+    const expiry = this.#expiry;
+    expiry.push(at, handle);
+    if (at < this.#expiryTimerAt) this.#armExpiryTimer();
+    // Entries of messages consumed before they expired pile up: sweep them now and then.
+    if (expiry.size > 1024 && expiry.size > 2 * this.store.readyCount) {
+      expiry.compact((h) => this.store.isReady(h));
+    }
+  }
+
+  #expire(handle: number): void {
+    const message = this.store.message(handle);
+    this.#removeReady(handle);
+    this.#deadLetter(message, 'expired');
+  }
+
+  /** Expires every ready message whose time has come, wherever it is in the queue. */
+  #expireDue(): void {
+    const expiry = this.#expiry;
+    const now = this.clock.now();
+    while (expiry.size > 0 && expiry.nextAt <= now) {
+      const handle = expiry.nextHandle;
+      expiry.pop();
+      if (this.store.isReady(handle)) this.#expire(handle);
+    }
+    this.#armExpiryTimer();
+  }
+
+  #armExpiryTimer(): void {
+    const at = this.#expiry.nextAt;
+    if (at === this.#expiryTimerAt) return;
+    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    this.#expiryTimerAt = at;
+    if (at === Number.POSITIVE_INFINITY || this.#closed) return;
+    this.#expiryTimer = this.clock.setTimeout(() => {
+      this.#expiryTimer = undefined;
+      this.#expiryTimerAt = Number.POSITIVE_INFINITY;
+      if (this.#closed) return;
+      this.#expireDue();
+    }, at - this.clock.now());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Queue expiry (x-expires)
+
+  #touch(): void {
+    if (this.#consumers.length === 0) this.#armExpires();
+  }
+
+  #armExpires(): void {
+    const expires = this.arguments.expires;
+    if (expires === undefined || this.#closed) return;
+    this.#clearExpires();
+    this.#expiresTimer = this.clock.setTimeout(() => {
+      this.#expiresTimer = undefined;
+      if (this.#closed || this.#consumers.length > 0) return;
+      this.delete().catch(this.#onError);
+    }, expires);
+  }
+
+  #clearExpires(): void {
+    if (this.#expiresTimer === undefined) return;
+    this.clock.clearTimeout(this.#expiresTimer);
+    this.#expiresTimer = undefined;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /** After a reopen: indexes the expiry of recovered messages and starts `x-expires`. */
+  #recover(): void {
+    const store = this.store;
+    if (store.readyCount > 0) {
+      const handles: number[] = [];
+      const ats: number[] = [];
+      for (const handle of store.ready()) {
+        const ttl = this.#ttlOf(store.message(handle));
+        if (ttl === Number.POSITIVE_INFINITY) continue;
+        handles.push(handle);
+        ats.push(store.timestamp(handle) + ttl);
+      }
+      for (let i = 0; i < handles.length; i++) this.#expiry.push(ats[i]!, handles[i]!);
+      if (this.#expiry.size > 0) this.#expireDue();
+    }
+    this.#armExpires();
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#closed = true;
+    this.#clearExpires();
+    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    for (const consumer of [...this.#consumers]) await consumer.cancel();
+    await this.#getChannel?.cancel();
+    await this.#getNoAckChannel?.cancel();
+    await this.store.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClosedError(`queue '${this.name}' is closed`);
+  }
+}
+
+function consumerPriority(value: unknown): number {
+  if (value === undefined) return 0;
+  const n = typeof value === 'bigint' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) {
+    throw new PreconditionFailedError(
+      `consumer argument x-priority must be an integer, got ${String(value)}`,
+    );
+  }
+  return n;
+}

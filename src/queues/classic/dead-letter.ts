@@ -1,0 +1,89 @@
+/**
+ * Dead-lettering as RabbitMQ does it: the copy of a dead message that goes to the dead-letter
+ * exchange carries an `x-death` history and loses its `expiration`.
+ */
+import type {
+  FieldTable,
+  FieldValue,
+  MessageProperties,
+  StoredMessage,
+} from '../../message/types.js';
+
+/** Why a message was dead-lettered, as RabbitMQ writes it in `x-death`. */
+export type DeathReason = 'rejected' | 'expired' | 'maxlen' | 'maxlenbytes' | 'delivery_limit';
+
+/**
+ * Where a queue sends its dead messages. `message.exchange` and `message.routingKey` are the
+ * dead-letter exchange and routing key to route by; the owner (the Broker) routes it like a
+ * publish and drops it silently when nothing matches, as brokers do. Called synchronously; a
+ * returned promise is not awaited by the queue (a failure is reported through `onError`).
+ */
+export type DeadLetterRouter = (message: StoredMessage) => void | Promise<void>;
+
+/** One `x-death` entry as read back from headers. */
+type DeathEntry = Readonly<Record<string, FieldValue>>;
+
+/**
+ * The message to route for a death of `message` in `queue`: `x-death` gains (or counts up) the
+ * entry for this queue and reason, moved to the front; `x-first-death-*` are set on the first
+ * death; `expiration` is removed (kept as the entry's `original-expiration`).
+ */
+export function deadLetteredCopy(
+  message: StoredMessage,
+  queue: string,
+  reason: DeathReason,
+  time: number,
+  exchange: string,
+  routingKey: string | undefined,
+): StoredMessage {
+  const props = message.properties;
+  const headers: FieldTable = { ...props.headers };
+  const deaths = Array.isArray(headers['x-death']) ? (headers['x-death'] as DeathEntry[]) : [];
+  const i = deaths.findIndex((d) => d.queue === queue && d.reason === reason);
+  let entry: DeathEntry;
+  if (i >= 0) {
+    const previous = deaths[i]!;
+    entry = Object.freeze({ ...previous, count: Number(previous.count ?? 0) + 1 });
+  } else {
+    const fresh: Record<string, FieldValue> = {
+      count: 1,
+      reason,
+      queue,
+      time: new Date(time),
+      exchange: message.exchange,
+      'routing-keys': Object.freeze([message.routingKey]),
+    };
+    if (props.expiration !== undefined) fresh['original-expiration'] = props.expiration;
+    entry = Object.freeze(fresh);
+  }
+  headers['x-death'] = Object.freeze([entry, ...deaths.filter((_, k) => k !== i)]);
+  if (headers['x-first-death-reason'] === undefined) {
+    headers['x-first-death-reason'] = reason;
+    headers['x-first-death-queue'] = queue;
+    headers['x-first-death-exchange'] = message.exchange;
+  }
+  const { expiration: _dropped, ...rest } = props;
+  const properties: MessageProperties = { ...rest, headers: Object.freeze(headers) };
+  return Object.freeze({
+    exchange,
+    routingKey: routingKey ?? message.routingKey,
+    properties: Object.freeze(properties),
+    body: message.body,
+  });
+}
+
+/**
+ * Whether delivering a dead-lettered `message` into `target` closes a cycle that no client took
+ * part in: `target` appears in the message's `x-death` and no death since (and including) that
+ * one was a rejection. Such messages are dropped; a cycle with a rejection in it continues.
+ * `message` is the copy made by `deadLetteredCopy` (its newest entry is the current death).
+ */
+export function isDeadLetterCycle(message: StoredMessage, target: string): boolean {
+  const deaths = message.properties.headers?.['x-death'];
+  if (!Array.isArray(deaths)) return false;
+  for (const death of deaths as DeathEntry[]) {
+    if (death.reason === 'rejected') return false;
+    if (death.queue === target) return true;
+  }
+  return false;
+}

@@ -1,0 +1,102 @@
+/**
+ * The seam between a classic queue's delivery machinery (`ClassicQueue`: consumers, acks, TTL,
+ * limits, dead-lettering) and where its messages live in delivery order. The plain FIFO queue and
+ * the priority queue use `LevelStore` (one log per priority level); the last-value queue plugs in
+ * a conflating store.
+ *
+ * A store holds every message of its queue that is not yet settled, in one of two states:
+ *
+ * ```
+ *   add ──▶ ready ──shift──▶ in flight ──settle──▶ gone
+ *             ▲                  │
+ *             └────requeue───────┘        ready ──remove──▶ gone
+ * ```
+ *
+ * Messages are named by a *handle*: a non-negative integer the store assigns in `add` (or when it
+ * recovers from storage), stable while the message is stored, never reused by the same store
+ * instance. Handles are plain numbers so the queue can index them without allocating.
+ *
+ * Every method is synchronous except `prepare`, `sync` and `close`: the queue calls them on its hot
+ * path. Persistence happens behind them (append on `add`, delete marks on `settle`/`remove`),
+ * durable once `sync()` resolves.
+ */
+import type { StoredMessage } from '../../message/types.js';
+
+/** Returned by `peek`/`shift` when no message is ready. */
+export const NO_HANDLE = -1;
+
+export interface ReadyStore {
+  /** Messages in the ready state. */
+  readonly readyCount: number;
+  /** Body bytes of the ready messages (what `x-max-length-bytes` limits). */
+  readonly readyBytes: number;
+  /** Messages taken by `shift` and neither settled nor requeued yet. */
+  readonly inFlightCount: number;
+  /** Body bytes of the in-flight messages. */
+  readonly inFlightBytes: number;
+
+  /**
+   * Gets the store ready to `add` this message synchronously, e.g. by opening the log of a
+   * priority level on first use. Returns undefined when nothing needs to wait (the hot path);
+   * otherwise the queue awaits the promise before calling `add`. Must not change what is stored.
+   */
+  prepare(message: StoredMessage): Promise<void> | undefined;
+
+  /**
+   * Stores a newly published message as ready, at the tail of its place in delivery order, and
+   * returns its handle. `timestamp` is the arrival time on the queue's clock (TTL counts from it).
+   * A conflating store may remove other ready messages here (they are simply gone: not
+   * dead-lettered, not counted as dropped).
+   */
+  add(message: StoredMessage, timestamp: number): number;
+
+  /** Handle of the next ready message in delivery order, or `NO_HANDLE`. Changes nothing. */
+  peek(): number;
+
+  /** Takes the next ready message into flight and returns its handle, or `NO_HANDLE`. */
+  shift(): number;
+
+  /**
+   * Returns an in-flight message to ready at its original position (ahead of everything that was
+   * added after it). Returns false when the store discarded it instead (an LVQ value that a newer
+   * one superseded while it was in flight); it is then gone as if settled.
+   */
+  requeue(handle: number): boolean;
+
+  /** Deletes an in-flight message for good (ack, reject without requeue, dead-lettered). */
+  settle(handle: number): void;
+
+  /** Deletes a ready message for good (expiry, length limit, purge). */
+  remove(handle: number): void;
+
+  /** Deletes every ready message (in-flight ones stay) and returns how many went. */
+  purge(): number;
+
+  /** Whether `handle` names a message that is currently ready. */
+  isReady(handle: number): boolean;
+
+  /** The message behind a stored (ready or in-flight) handle. */
+  message(handle: number): StoredMessage;
+
+  /** Arrival time given to `add` (or recovered from storage) of a stored handle. */
+  timestamp(handle: number): number;
+
+  /**
+   * Whether the message had been delivered before the store was (re)opened from persistent
+   * storage: such a message is delivered with `redelivered: true`. False for everything added
+   * since the store opened (the queue tracks those deliveries itself).
+   */
+  deliveredBeforeOpen(handle: number): boolean;
+
+  /**
+   * The ready handles in delivery order. The iterator reads the live state: do not mutate the
+   * store while iterating (collect first).
+   */
+  ready(): IterableIterator<number>;
+
+  /** Resolves once everything stored so far (adds, settles, removes) is durable per policy. */
+  sync(): Promise<void>;
+
+  /** Flushes and releases the storage. Further calls throw `MQLITE_CLOSED`. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,130 @@
+/**
+ * The priority queue and the plain FIFO queue: one `ClassicQueue` over a `LevelStore`, with as
+ * many levels as `x-max-priority` asks for (one for the plain queue).
+ */
+import { systemClock } from '../clock.js';
+import { invalidArg } from '../errors.js';
+import { messageCodec } from '../message/codec.js';
+import type { ClassicArguments } from './arguments.js';
+import {
+  ClassicQueue,
+  type ClassicQueueInit,
+  type ClassicQueueOptions,
+  checkClassicOptions,
+  openClassicNamespace,
+} from './classic/classic-queue.js';
+import { LevelStore } from './classic/level-store.js';
+
+/** Options of `PriorityQueue.open()`. */
+export interface PriorityQueueOptions extends ClassicQueueOptions {
+  /**
+   * Highest priority, 0..255 (sugar for the `x-max-priority` argument; giving both with different
+   * values is a TypeError). Messages above it are delivered at it.
+   */
+  readonly maxPriority?: number;
+}
+
+async function openLevelQueue<Q extends ClassicQueue>(
+  options: ClassicQueueOptions,
+  declared: ClassicArguments,
+  maxLevel: number,
+  make: (init: ClassicQueueInit) => Q,
+): Promise<Q> {
+  const opened = await openClassicNamespace(options, declared);
+  try {
+    const store = await LevelStore.open(opened.namespace, { maxLevel, codec: messageCodec });
+    return make({
+      name: options.name,
+      ...opened,
+      store,
+      clock: options.clock ?? systemClock,
+      deadLetter: options.deadLetter,
+      onDelete: options.onDelete,
+      onError: options.onError,
+    });
+  } catch (error) {
+    if (opened.ownsStorage) await opened.storage.close();
+    throw error;
+  }
+}
+
+/**
+ * A queue that delivers higher-priority messages first: the oldest message of the highest
+ * non-empty level goes out next. A message's level is its `priority` property capped at
+ * `x-max-priority` (no priority: 0). Each level is its own log (`prio.000` … `prio.255`), created
+ * when first used. Every feature of a classic AMQP queue applies: acks and requeues to the
+ * original position, prefetch, single active consumer, TTL, queue expiry, length limits,
+ * dead-lettering, delivery limit.
+ *
+ * ```ts
+ * const jobs = await PriorityQueue.open({ name: 'jobs', maxPriority: 9 });
+ * await jobs.publish('routine', { priority: 1 });
+ * await jobs.publish('urgent', { priority: 9 });
+ * (await jobs.get())?.bodyString(); // 'urgent'
+ * ```
+ */
+export class PriorityQueue extends ClassicQueue {
+  /** Highest priority level (`x-max-priority`). */
+  get maxPriority(): number {
+    return this.arguments.maxPriority ?? 0;
+  }
+
+  /**
+   * Opens (or creates) a priority queue. `x-max-priority` (or `maxPriority`) is required. A queue
+   * that exists in the storage keeps its messages and arguments; other arguments fail with 406.
+   *
+   * @throws PreconditionFailedError (406) for an invalid or inequivalent argument.
+   */
+  static async open(options: PriorityQueueOptions): Promise<PriorityQueue> {
+    const args = checkClassicOptions(options, 'PriorityQueue');
+    let maxPriority = args.maxPriority;
+    if (options.maxPriority !== undefined) {
+      const sugar = checkClassicOptions(
+        { name: options.name, arguments: { 'x-max-priority': options.maxPriority } },
+        'PriorityQueue',
+      ).maxPriority;
+      if (maxPriority !== undefined && maxPriority !== sugar) {
+        throw new TypeError(
+          `maxPriority ${options.maxPriority} differs from x-max-priority ${maxPriority}`,
+        );
+      }
+      maxPriority = sugar;
+    }
+    if (maxPriority === undefined) {
+      throw invalidArg('x-max-priority', options.name, 'is required: an integer 0..255');
+    }
+    return openLevelQueue(
+      options,
+      { ...args, maxPriority },
+      maxPriority,
+      (init) => new PriorityQueue(init),
+    );
+  }
+}
+
+/**
+ * A plain FIFO queue with every feature of a classic AMQP queue: a priority queue of one level,
+ * sharing all of its machinery.
+ *
+ * ```ts
+ * const tasks = await Queue.open({ name: 'tasks', arguments: { 'x-message-ttl': 60_000 } });
+ * ```
+ */
+export class Queue extends ClassicQueue {
+  /**
+   * Opens (or creates) a FIFO queue. A queue that exists in the storage keeps its messages and
+   * arguments; other arguments fail with 406. `x-max-priority` makes it a `PriorityQueue`
+   * instead, so it is refused here.
+   */
+  static async open(options: ClassicQueueOptions): Promise<Queue> {
+    const args = checkClassicOptions(options, 'Queue');
+    if (args.maxPriority !== undefined) {
+      throw invalidArg(
+        'x-max-priority',
+        options.name,
+        'a priority queue is opened with PriorityQueue.open()',
+      );
+    }
+    return openLevelQueue(options, args, 0, (init) => new Queue(init));
+  }
+}

@@ -1,0 +1,152 @@
+import { AbortedError, ClosedError } from '../../errors.js';
+import type { StoredMessage } from '../../message/types.js';
+import type { LogCursor } from '../../storage/types.js';
+
+/** One message read from a stream by `read()`. */
+export interface StreamEntry {
+  /** The message's offset in the stream. */
+  readonly offset: number;
+  /** When the stream received it (ms since the epoch, on the stream's clock). */
+  readonly timestamp: number;
+  /** The message as stored; shared with every reader, so do not modify its body. */
+  readonly message: StoredMessage;
+}
+
+/** Options of `StreamQueue.read()`. */
+export interface ReadOptions {
+  /** Most messages to yield (default: no limit). */
+  readonly limit?: number;
+  /** Stops the iteration; a pending or later `next()` rejects with `AbortedError`. */
+  readonly signal?: AbortSignal;
+  /**
+   * Keep waiting for new messages at the end of the stream instead of finishing there
+   * (default false: a replay of what the stream holds).
+   */
+  readonly follow?: boolean;
+}
+
+/** What a reader needs from its stream while it follows the end. */
+export interface TailWaiters {
+  closed(): boolean;
+  park(waiter: { wake(): void }): void;
+  unpark(waiter: { wake(): void }): void;
+}
+
+const DONE: IteratorResult<StreamEntry> = Object.freeze({ done: true, value: undefined });
+const DONE_PROMISE = Promise.resolve(DONE);
+
+/**
+ * A replay iterator over a stream: it tracks nothing and acknowledges nothing, it only looks.
+ * A `next()` over data already stored resolves at once without touching a timer or the event
+ * loop, so a replay runs at the speed of the storage cursor.
+ */
+export class StreamReader implements AsyncIterableIterator<StreamEntry> {
+  readonly #cursor: LogCursor<StoredMessage>;
+  readonly #tail: TailWaiters;
+  readonly #signal: AbortSignal | undefined;
+  readonly #follow: boolean;
+  #remaining: number;
+  #done = false;
+  #pending: { resolve(r: IteratorResult<StreamEntry>): void; reject(e: unknown): void } | undefined;
+  readonly #onAbort = () => this.#abortPending();
+
+  constructor(cursor: LogCursor<StoredMessage>, tail: TailWaiters, options: ReadOptions) {
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    if (
+      typeof limit !== 'number' ||
+      !(limit >= 0) ||
+      (Number.isFinite(limit) && !Number.isInteger(limit))
+    ) {
+      throw new RangeError(`limit must be a non-negative integer, got ${String(options.limit)}`);
+    }
+    this.#cursor = cursor;
+    this.#tail = tail;
+    this.#signal = options.signal;
+    this.#follow = options.follow === true;
+    this.#remaining = limit;
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamEntry>> {
+    if (this.#done) return DONE_PROMISE;
+    if (this.#pending)
+      return Promise.reject(new TypeError('read(): next() called while one is pending'));
+    try {
+      const result = this.#take();
+      if (result) return Promise.resolve(result);
+    } catch (error) {
+      this.#finish();
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending = { resolve, reject };
+      this.#tail.park(this);
+    });
+  }
+
+  return(): Promise<IteratorResult<StreamEntry>> {
+    this.#finish();
+    return DONE_PROMISE;
+  }
+
+  /** Called by the stream when something was published (or it closed). */
+  wake(): void {
+    const pending = this.#pending;
+    if (!pending) return;
+    this.#pending = undefined;
+    try {
+      const result = this.#take();
+      if (result) pending.resolve(result);
+      else {
+        this.#pending = pending;
+        this.#tail.park(this);
+      }
+    } catch (error) {
+      this.#finish();
+      pending.reject(error);
+    }
+  }
+
+  /** The next result, or undefined when it has to wait for a publish. */
+  #take(): IteratorResult<StreamEntry> | undefined {
+    if (this.#signal?.aborted) throw aborted(this.#signal);
+    if (this.#tail.closed()) throw new ClosedError('the stream was closed while reading');
+    if (this.#remaining > 0 && this.#cursor.next()) {
+      this.#remaining--;
+      const c = this.#cursor;
+      return {
+        done: false,
+        value: { offset: c.offset, timestamp: c.timestamp, message: c.record },
+      };
+    }
+    if (this.#remaining > 0 && this.#follow) return undefined;
+    this.#finish();
+    return DONE;
+  }
+
+  #abortPending(): void {
+    const pending = this.#pending;
+    if (!pending) return; // the next call to next() rejects
+    this.#pending = undefined;
+    this.#finish();
+    pending.reject(aborted(this.#signal!));
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#tail.unpark(this);
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.resolve(DONE);
+  }
+}
+
+function aborted(signal: AbortSignal): AbortedError {
+  return new AbortedError('read() was aborted', { cause: signal.reason });
+}

@@ -1,0 +1,260 @@
+import type { CompiledStreamFilter } from '../../filters/compile.js';
+import type { StoredMessage } from '../../message/types.js';
+import type { Log, LogCursor } from '../../storage/types.js';
+import {
+  type ConsumerCallback,
+  type ConsumerHost,
+  type SubscribeParams,
+  Subscription,
+} from '../consumer.js';
+import type { FilterSummaries } from './summaries.js';
+import { type OffsetStore, UnsettledOffsets } from './tracking.js';
+
+/** The header every stream delivery carries its offset in. */
+export const OFFSET_HEADER = 'x-stream-offset';
+
+/** Records one consumer handles per turn before yielding the event loop to others. */
+const TURN_BUDGET = 16_384;
+
+/** What a stream consumer needs from its stream. */
+export interface StreamConsumerContext {
+  readonly log: Log<StoredMessage>;
+  readonly offsets: OffsetStore;
+  /** The consumer reached the end of the log: wake it on the next publish. */
+  park(consumer: StreamConsumer): void;
+  /** The consumer reads again on its own (its acks freed room): stop waking it. */
+  unpark(consumer: StreamConsumer): void;
+  /** The consumer was cancelled. */
+  detach(consumer: StreamConsumer): void;
+  /**
+   * Offsets below this were checked against consumers waiting in the stream's geo index: such a
+   * consumer that was not woken matched none of them.
+   */
+  scanned(): number;
+  /** Whether the stream was closed. */
+  closed(): boolean;
+  /** Block summaries that let a filtered consumer skip history that cannot match. */
+  readonly summaries: FilterSummaries;
+}
+
+/** How a stream consumer starts and tracks, decided by the stream from its arguments. */
+export interface StreamConsumerOptions {
+  /** First offset to read. */
+  readonly start: number;
+  /** Whether progress is stored under the consumer tag. */
+  readonly tracking: boolean;
+  /** Only messages it matches are delivered; the others are skipped. */
+  readonly filter: CompiledStreamFilter | undefined;
+}
+
+/**
+ * One stream consumer: its own cursor over the log, its own redelivery list of requeued offsets,
+ * an optional filter, and offset tracking. It is the `ConsumerHost` of its `Subscription`.
+ *
+ * - Requeued messages (nack/reject with requeue) are delivered again before newer ones, in
+ *   rejection order, with `redelivered: true` and their offset; they are not filtered again and
+ *   are lost when the consumer goes.
+ * - A filtered-out message moves the position past it and never holds back the stored offset.
+ * - The stored offset is the first offset not yet settled (acked, or rejected without requeue):
+ *   everything before it was acked or skipped, so resuming there never loses a delivered but
+ *   unacknowledged message.
+ */
+export class StreamConsumer implements ConsumerHost<number> {
+  /** The subscription handed to the user. */
+  readonly subscription: Subscription<number>;
+  readonly filter: CompiledStreamFilter | undefined;
+  readonly tracking: boolean;
+
+  readonly #context: StreamConsumerContext;
+  readonly #cursor: LogCursor<StoredMessage>;
+  readonly #unsettled = new UnsettledOffsets();
+  #redeliver: number[] = [];
+  #redeliverHead = 0;
+  /** Next offset the cursor reads. */
+  #position: number;
+  /** Where the filter next consults the block summaries. */
+  #nextSkipCheck = 0;
+  #pumping = false;
+  #turnScheduled = false;
+  #parked = false;
+  #storeScheduled = false;
+
+  constructor(
+    context: StreamConsumerContext,
+    queueName: string,
+    params: SubscribeParams,
+    options: StreamConsumerOptions,
+    callback?: ConsumerCallback,
+  ) {
+    this.#context = context;
+    this.filter = options.filter;
+    this.tracking = options.tracking;
+    this.#position = options.start;
+    this.#cursor = context.log.cursor(options.start);
+    this.subscription = new Subscription<number>(this, queueName, params, callback);
+  }
+
+  /** The consumer tag. */
+  get tag(): string {
+    return this.subscription.consumerTag;
+  }
+
+  /** The offset this consumer would resume from: its first unsettled offset, or its position. */
+  get resumeOffset(): number {
+    const first = this.#unsettled.first() ?? this.#position;
+    return Math.max(first, this.#context.log.firstOffset);
+  }
+
+  /** Delivers what the log holds for it, up to its prefetch window. */
+  start(): void {
+    this.#pump();
+  }
+
+  /** Next offset its cursor reads. */
+  get position(): number {
+    return this.#position;
+  }
+
+  /** Whether it reached the end of the log and waits for a publish. */
+  get parked(): boolean {
+    return this.#parked;
+  }
+
+  /**
+   * New messages were published: continue if it was waiting at the end. `at` is its first
+   * match when the stream found it through the geo index: the messages before it are skipped.
+   */
+  wake(at?: number): void {
+    if (!this.#parked) return;
+    this.#parked = false;
+    if (at !== undefined && at > this.#position) {
+      this.#cursor.seek(at);
+      this.#position = at;
+    }
+    this.#pump();
+  }
+
+  onAck(_consumer: Subscription<number>, offset: number): void {
+    this.#unsettled.settle(offset);
+    this.#storeProgress();
+  }
+
+  onReject(consumer: Subscription<number>, offset: number, requeue: boolean): void {
+    if (!requeue) {
+      this.#unsettled.settle(offset);
+      this.#storeProgress();
+    } else if (consumer.active) {
+      // Stays unsettled (it holds back the stored offset) until redelivered and settled.
+      this.#redeliver.push(offset);
+    }
+  }
+
+  onCapacity(): void {
+    this.#pump();
+  }
+
+  onCancel(): void {
+    if (this.#parked && this.filter?.geoRegion) {
+      // Waiting in the geo index, it matched nothing the stream has checked since it parked.
+      this.#position = Math.max(this.#position, this.#context.scanned());
+    }
+    this.#parked = false;
+    this.#context.detach(this);
+    this.#writeProgress();
+  }
+
+  #pump(): void {
+    // Re-entered from a synchronous callback's ack: the running loop sees the freed capacity.
+    if (this.#pumping) return;
+    // Parked means "at the end, waiting": the geo wake-up relies on it.
+    if (this.#parked) {
+      this.#parked = false;
+      this.#context.unpark(this);
+    }
+    const sub = this.subscription;
+    const cursor = this.#cursor;
+    const filter = this.filter?.matches;
+    this.#pumping = true;
+    let budget = TURN_BUDGET;
+    try {
+      while (sub.capacity > 0) {
+        if (--budget === 0) {
+          this.#yieldTurn();
+          break;
+        }
+        if (this.#redeliverHead < this.#redeliver.length) {
+          this.#redeliverOne();
+          continue;
+        }
+        if (filter !== undefined && this.#position >= this.#nextSkipCheck) this.#skipBlocks();
+        if (!cursor.next()) {
+          this.#parked = true;
+          this.#context.park(this);
+          break;
+        }
+        const offset = cursor.offset;
+        this.#position = offset + 1;
+        const record = cursor.record;
+        if (filter !== undefined && !filter(record.properties.headers)) continue;
+        this.#unsettled.add(offset);
+        sub.deliver(offset, record, false, OFFSET_HEADER, offset);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+    this.#storeProgress();
+  }
+
+  /** Jumps over summarized blocks that hold nothing the filter matches. */
+  #skipBlocks(): void {
+    const { summaries, log } = this.#context;
+    const from = Math.max(this.#position, log.firstOffset);
+    const to = summaries.skip(this.filter!, from);
+    if (to > from) {
+      this.#cursor.seek(to);
+      this.#position = to;
+    }
+    this.#nextSkipCheck = summaries.nextBoundary(Math.max(to, this.#position));
+  }
+
+  #redeliverOne(): void {
+    const offset = this.#redeliver[this.#redeliverHead++]!;
+    if (this.#redeliverHead === this.#redeliver.length) {
+      this.#redeliver = [];
+      this.#redeliverHead = 0;
+    }
+    const record = this.#context.log.get(offset);
+    if (record === undefined) {
+      // Retention dropped it while it waited: nothing left to redeliver.
+      this.#unsettled.settle(offset);
+      return;
+    }
+    this.subscription.deliver(offset, record, true, OFFSET_HEADER, offset);
+  }
+
+  #yieldTurn(): void {
+    if (this.#turnScheduled) return;
+    this.#turnScheduled = true;
+    setImmediate(() => {
+      this.#turnScheduled = false;
+      if (this.subscription.active) this.#pump();
+    });
+  }
+
+  /** Stores the resume offset once per tick, however many acks the tick held. */
+  #storeProgress(): void {
+    if (!this.tracking || this.#storeScheduled) return;
+    this.#storeScheduled = true;
+    queueMicrotask(this.#store);
+  }
+
+  readonly #store = (): void => {
+    this.#storeScheduled = false;
+    // A closed stream stored each consumer's last state when it closed it.
+    if (!this.#context.closed()) this.#writeProgress();
+  };
+
+  #writeProgress(): void {
+    if (this.tracking) this.#context.offsets.set(this.tag, this.resumeOffset);
+  }
+}

@@ -1,0 +1,522 @@
+import { type Clock, systemClock } from '../../clock.js';
+import {
+  ClosedError,
+  inequivalentArg,
+  NotImplementedError,
+  PreconditionFailedError,
+} from '../../errors.js';
+import { GeoIndex, parseStreamFilter } from '../../filters/index.js';
+import { messageCodec } from '../../message/codec.js';
+import { normalizeMessage } from '../../message/normalize.js';
+import type {
+  FieldTable,
+  MessageProperties,
+  PublishBody,
+  StoredMessage,
+} from '../../message/types.js';
+import { memoryStorage } from '../../storage/memory.js';
+import type { JsonValue, Log, Namespace, StorageAdapter } from '../../storage/types.js';
+import {
+  type ConsumerCallback,
+  generateConsumerTag,
+  type SubscribeParams,
+  type Subscription,
+} from '../consumer.js';
+import {
+  parseStreamArguments,
+  type StreamArguments,
+  type StreamDeclaration,
+  streamArgumentsDiff,
+} from './arguments.js';
+import { parseOffsetSpec, resolveOffsetSpec } from './offset-spec.js';
+import { type ReadOptions, type StreamEntry, StreamReader } from './reader.js';
+import { StreamRetention } from './retention.js';
+import { StreamConsumer, type StreamConsumerContext } from './stream-consumer.js';
+import { FilterSummaries } from './summaries.js';
+import { OffsetStore } from './tracking.js';
+
+/** Options of `StreamQueue.open()`. */
+export interface StreamQueueOptions extends StreamDeclaration {
+  /** Queue name. */
+  readonly name: string;
+  /** Where the stream lives (default: a private memory storage). */
+  readonly storage?: StorageAdapter;
+  /** Storage namespace of the stream (default: the queue name). */
+  readonly namespace?: string;
+  /** Clock for arrival times and `x-max-age` (default: the system clock). */
+  readonly clock?: Clock;
+  /** Called once when the stream was deleted. */
+  readonly onDelete?: (name: string) => void;
+}
+
+/** What `open()` hands to the constructor. */
+interface StreamInit {
+  readonly name: string;
+  readonly arguments: StreamArguments;
+  readonly storage: StorageAdapter;
+  /** The stream created the storage itself and closes it with the stream. */
+  readonly ownsStorage: boolean;
+  readonly namespace: Namespace;
+  readonly log: Log<StoredMessage>;
+  readonly clock: Clock;
+  readonly onDelete: ((name: string) => void) | undefined;
+}
+
+/** Prefetch of a stream consumer that gave none: streams need a bounded window. */
+export const DEFAULT_STREAM_PREFETCH = 1000;
+
+const LOG_NAME = 'messages';
+const ARGUMENTS_KEY = 'stream.arguments';
+const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
+
+/**
+ * A stream: an append-only log that any number of consumers read independently, each from its
+ * own offset. Consuming removes nothing; retention drops whole segments from the head.
+ *
+ * ```ts
+ * const stream = await StreamQueue.open({ name: 'events', arguments: { 'x-max-age': '7D' } });
+ * await stream.publish({ hello: 'world' });
+ * await stream.subscribe({ tag: 'audit', args: { 'x-stream-offset': 'first' } }, (msg) => {
+ *   console.log(msg.properties.headers?.['x-stream-offset'], msg.json());
+ * });
+ * ```
+ *
+ * Offset tracking: a consumer with a tag of its own and no `x-stream-offset` (or with
+ * `x-stream-automatic-offset-tracking: true`) resumes where it left off. The stored offset is
+ * that of the first message the consumer has not acknowledged, so a crash never skips a
+ * delivered but unacknowledged message (LavinMQ stores its read position instead).
+ *
+ * Arrival times (for `x-max-age` and seeking by time) are read from the clock once per tick:
+ * messages published in one synchronous batch share one.
+ */
+export class StreamQueue implements AsyncDisposable {
+  /** Queue name. */
+  readonly name: string;
+  /** The stream's validated arguments. */
+  readonly arguments: StreamArguments;
+
+  readonly #storage: StorageAdapter;
+  readonly #ownsStorage: boolean;
+  readonly #namespace: Namespace;
+  readonly #log: Log<StoredMessage>;
+  readonly #clock: Clock;
+  readonly #onDelete: ((name: string) => void) | undefined;
+  readonly #offsets: OffsetStore;
+  readonly #retention: StreamRetention;
+  readonly #consumers = new Map<string, StreamConsumer>();
+  /** Consumers and readers waiting at the end of the log for the next publish. */
+  #waiting = new Set<{ wake(): void }>();
+  #spareWaiting = new Set<{ wake(): void }>();
+  /**
+   * Consumers whose filter bounds their matches to a region, for their whole life (re-indexing
+   * at every wake-up would cost more than the wake-up): when parked, a publish wakes them
+   * through this index at their first match, instead of every consumer being asked.
+   */
+  readonly #geoConsumers = new GeoIndex<StreamConsumer>();
+  readonly #summaries: FilterSummaries;
+  /** Offsets below this were checked against the geo-indexed consumers. */
+  #scanned: number;
+  /** Offsets and headers published this tick while geo-indexed consumers existed. */
+  #geoOffsets: number[] = [];
+  #geoHeaders: FieldTable[] = [];
+  /** When the log's bytes reach this, its active segment filled: run retention. */
+  #rollCheckBytes = 0;
+  #tickScheduled = false;
+  #tickTime = 0;
+  #closed = false;
+  readonly #context: StreamConsumerContext;
+
+  private constructor(init: StreamInit) {
+    const { log, clock, namespace } = init;
+    this.name = init.name;
+    this.arguments = init.arguments;
+    this.#storage = init.storage;
+    this.#ownsStorage = init.ownsStorage;
+    this.#namespace = namespace;
+    this.#log = log;
+    this.#clock = clock;
+    this.#onDelete = init.onDelete;
+    this.#offsets = new OffsetStore(namespace.meta);
+    this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset);
+    this.#scanned = log.nextOffset;
+    this.#retention = new StreamRetention(log, init.arguments, clock, () => this.#afterDrop());
+    this.#context = {
+      log,
+      offsets: this.#offsets,
+      park: (consumer) => this.#park(consumer),
+      unpark: (consumer) => this.#waiting.delete(consumer),
+      detach: (consumer) => this.#detach(consumer),
+      scanned: () => this.#scanned,
+      closed: () => this.#closed,
+      summaries: this.#summaries,
+    };
+  }
+
+  /**
+   * Opens (or creates) a stream. A stream that exists in the storage keeps its messages, offsets,
+   * stored consumer offsets and arguments; declaring it again with other arguments fails with
+   * 406 "inequivalent arg".
+   *
+   * @throws PreconditionFailedError (406) for a refused flag or argument.
+   */
+  static async open(options: StreamQueueOptions): Promise<StreamQueue> {
+    if (typeof options?.name !== 'string') throw new TypeError('StreamQueue.open() needs a name');
+    const name = options.name;
+    const declared = parseStreamArguments(options);
+    const ownsStorage = options.storage === undefined;
+    const storage = options.storage ?? memoryStorage();
+    const namespace = await storage.namespace(options.namespace ?? name);
+    const stored = namespace.meta.get(ARGUMENTS_KEY) as StreamArguments | undefined;
+    if (stored !== undefined && options.arguments !== undefined) {
+      const diff = streamArgumentsDiff(stored, declared);
+      if (diff !== undefined) throw inequivalentArg(diff, 'queue', name);
+    }
+    const args = stored ?? declared;
+    if (stored === undefined) namespace.meta.set(ARGUMENTS_KEY, args as unknown as JsonValue);
+    const log = await namespace.openLog(LOG_NAME, messageCodec, {
+      segmentBytes: args.segmentBytes,
+    });
+    const queue = new StreamQueue({
+      name,
+      arguments: args,
+      storage,
+      ownsStorage,
+      namespace,
+      log,
+      clock: options.clock ?? systemClock,
+      onDelete: options.onDelete,
+    });
+    queue.#runRetention();
+    queue.#resummarize();
+    return queue;
+  }
+
+  /** True once the stream was closed or deleted. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Messages retained. */
+  get messageCount(): number {
+    return this.#open().count;
+  }
+
+  /** Bytes of the retained messages. */
+  get messageBytes(): number {
+    return this.#open().bytes;
+  }
+
+  /** Active consumers. */
+  get consumerCount(): number {
+    return this.#consumers.size;
+  }
+
+  /** Offset of the oldest retained message (equals `nextOffset` when the stream is empty). */
+  get firstOffset(): number {
+    return this.#open().firstOffset;
+  }
+
+  /** Offset the next published message gets. */
+  get nextOffset(): number {
+    return this.#open().nextOffset;
+  }
+
+  /**
+   * Appends a message to the default exchange with the stream's name as routing key. Resolves
+   * once the storage accepted it (under the fs adapter: per its fsync policy); many publishes in
+   * one tick share one write and one promise.
+   */
+  publish(body: PublishBody, properties?: MessageProperties): Promise<void> {
+    let message: StoredMessage;
+    try {
+      this.#open();
+      message = normalizeMessage(body, properties, '', this.name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.publishMessage(message);
+  }
+
+  /**
+   * Appends a message already normalized (by a router that delivers one message to several
+   * queues). Resolves as `publish` does.
+   */
+  publishMessage(message: StoredMessage): Promise<void> {
+    const log = this.#log;
+    try {
+      this.#open();
+      if (!this.#tickScheduled) {
+        this.#tickScheduled = true;
+        // Arrival times are read once per tick: every message of a synchronous batch shares it.
+        this.#tickTime = this.#clock.now();
+        queueMicrotask(this.#afterPublish);
+      }
+      const offset = log.append(message, this.#tickTime);
+      const headers = message.properties.headers;
+      this.#summaries.add(offset, headers);
+      if (headers !== undefined && this.#geoConsumers.size > 0) {
+        this.#geoOffsets.push(offset);
+        this.#geoHeaders.push(headers);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return log.sync();
+  }
+
+  /**
+   * Starts a consumer. Stream consumers must acknowledge: `noAck`, `prefetch: 0`, `exclusive`
+   * and a consumer `x-priority` fail with 406. Without `prefetch` a window of
+   * {@link DEFAULT_STREAM_PREFETCH} applies. Consumer arguments:
+   * - `x-stream-offset`: where to start (`'first'`, `'last'`, `'next'`, an offset, a negative
+   *   count of last messages, or a `Date`);
+   * - `x-stream-automatic-offset-tracking`: with an explicit offset, resume from the stored
+   *   offset when there is one and keep storing progress;
+   * - `x-stream-filter`, `x-filter-match-type`, `x-stream-match-unfiltered`: filters.
+   *
+   * An empty tag becomes `amq.ctag-<random>`; such consumers never store offsets.
+   */
+  subscribe(callback: ConsumerCallback): Promise<Subscription<number>>;
+  subscribe(params?: SubscribeParams, callback?: ConsumerCallback): Promise<Subscription<number>>;
+  subscribe(
+    params: SubscribeParams | ConsumerCallback = {},
+    callback?: ConsumerCallback,
+  ): Promise<Subscription<number>> {
+    try {
+      if (typeof params === 'function') return Promise.resolve(this.#subscribe({}, params));
+      return Promise.resolve(this.#subscribe(params, callback));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Replays the stream from `from` (any `x-stream-offset` value; default `'first'`), tracking and
+   * acknowledging nothing. Ends at the end of the stream unless `follow` is set.
+   */
+  read(from: unknown = 'first', options: ReadOptions = {}): AsyncIterableIterator<StreamEntry> {
+    const log = this.#open();
+    const start = resolveOffsetSpec(parseOffsetSpec(from), log);
+    return new StreamReader(log.cursor(start), this.#tailWaiters, options);
+  }
+
+  /** Streams have no pull: fails with 540 NOT_IMPLEMENTED, as brokers answer basic.get. */
+  get(_options?: { noAck?: boolean }): Promise<never> {
+    return Promise.reject(
+      new NotImplementedError(`basic.get is not supported on stream queue '${this.name}'`),
+    );
+  }
+
+  /**
+   * Pulls are not supported on streams: fails with 540 NOT_IMPLEMENTED, as `get()`. Subscribe
+   * with `x-stream-offset`, or `read()`, instead.
+   */
+  consumeOne(_options?: { timeout?: number; signal?: AbortSignal }): Promise<never> {
+    return this.get();
+  }
+
+  /** The offset stored for a consumer tag (where it resumes), or undefined. */
+  storedOffset(tag: string): number | undefined {
+    this.#open();
+    return this.#offsets.get(tag);
+  }
+
+  /**
+   * Drops every segment but the active one (the one being written) and returns how many
+   * messages went. Consumers positioned in them continue from the oldest retained message.
+   */
+  purge(): Promise<number> {
+    try {
+      const log = this.#open();
+      const segments = log.segments();
+      const dropped = log.dropBefore(segments[segments.length - 1]!.firstOffset);
+      this.#afterDrop();
+      return Promise.resolve(dropped);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Deletes the stream with its messages and stored offsets; its consumers are cancelled.
+   * Returns how many messages it held.
+   */
+  async delete(): Promise<number> {
+    const count = this.#open().count;
+    await this.#shutdown();
+    await this.#storage.deleteNamespace(this.#namespace.name);
+    if (this.#ownsStorage) await this.#storage.close();
+    this.#onDelete?.(this.name);
+    return count;
+  }
+
+  /**
+   * Closes the stream: consumers are closed, waiting readers finish, and everything is flushed
+   * to the storage. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#shutdown();
+    await this.#namespace.close();
+    if (this.#ownsStorage) await this.#storage.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #subscribe(params: SubscribeParams, callback: ConsumerCallback | undefined) {
+    const log = this.#open();
+    if (typeof params !== 'object' || params === null) {
+      throw new TypeError('subscribe() params must be an object');
+    }
+    if (params.noAck === true) {
+      throw new PreconditionFailedError(
+        'stream consumers must acknowledge messages (noAck is not allowed)',
+      );
+    }
+    if (params.prefetch === 0) {
+      throw new PreconditionFailedError(
+        'stream consumers need a prefetch limit (prefetch 0 is not allowed)',
+      );
+    }
+    if (params.exclusive === true) {
+      throw new PreconditionFailedError('exclusive consumers are not allowed on streams');
+    }
+    const args = params.args ?? {};
+    if (args['x-priority'] !== undefined) {
+      throw new PreconditionFailedError('consumer priority (x-priority) is not allowed on streams');
+    }
+    const explicit = args['x-stream-offset'];
+    const spec = explicit === undefined ? undefined : parseOffsetSpec(explicit);
+    const filter = parseStreamFilter(args);
+    if (params.tag !== undefined && typeof params.tag !== 'string') {
+      throw new TypeError('consumer tag must be a string');
+    }
+    const tag = params.tag || generateConsumerTag();
+    if (this.#consumers.has(tag)) {
+      throw new PreconditionFailedError(
+        `consumer tag '${tag}' is already in use on queue '${this.name}'`,
+      );
+    }
+    const automatic = args[TRACKING_ARG] === true || args[TRACKING_ARG] === 'true';
+    const tracking = !tag.startsWith('amq.ctag-') && (spec === undefined || automatic);
+    const stored = tracking ? this.#offsets.get(tag) : undefined;
+    const start = stored ?? (spec === undefined ? log.firstOffset : resolveOffsetSpec(spec, log));
+    const consumer = new StreamConsumer(
+      this.#context,
+      this.name,
+      { ...params, tag, prefetch: params.prefetch ?? DEFAULT_STREAM_PREFETCH },
+      { start, tracking, filter },
+      callback,
+    );
+    this.#consumers.set(tag, consumer);
+    if (filter?.geoRegion) this.#geoConsumers.insert(consumer, filter);
+    consumer.start();
+    return consumer.subscription;
+  }
+
+  /** Once per tick with publishes: retention if a segment filled, then wake the waiting. */
+  readonly #afterPublish = (): void => {
+    this.#tickScheduled = false;
+    if (this.#closed) return;
+    if (this.#log.bytes >= this.#rollCheckBytes) this.#runRetention();
+    this.#wakeGeoWaiting();
+    if (this.#waiting.size === 0) return;
+    // Swap sets: a woken waiter that reaches the end again parks in the fresh one.
+    const waiting = this.#waiting;
+    this.#waiting = this.#spareWaiting;
+    this.#spareWaiting = waiting;
+    for (const waiter of waiting) waiter.wake();
+    waiting.clear();
+  };
+
+  /**
+   * Finds the geo-indexed waiting consumers that messages published this tick match (through the
+   * index, not by asking every consumer) and resumes each at its first match.
+   */
+  #wakeGeoWaiting(): void {
+    this.#scanned = this.#log.nextOffset;
+    const offsets = this.#geoOffsets;
+    if (offsets.length === 0) return;
+    const headers = this.#geoHeaders;
+    this.#geoOffsets = [];
+    this.#geoHeaders = [];
+    const geo = this.#geoConsumers;
+    const due = new Map<StreamConsumer, number>();
+    let offset = 0;
+    const visit = (consumer: StreamConsumer) => {
+      if (consumer.parked && !due.has(consumer) && offset >= consumer.position) {
+        due.set(consumer, offset);
+      }
+    };
+    for (let i = 0; i < offsets.length; i++) {
+      offset = offsets[i]!;
+      geo.forEachMatch(headers[i]!, visit);
+    }
+    for (const [consumer, at] of due) consumer.wake(at);
+  }
+
+  /** Summarizes the messages of the block that was still open when the stream last closed. */
+  #resummarize(): void {
+    const log = this.#log;
+    const cursor = log.cursor(this.#summaries.next);
+    while (cursor.next()) this.#summaries.add(cursor.offset, cursor.record.properties.headers);
+  }
+
+  #park(consumer: StreamConsumer): void {
+    if (!this.#geoConsumers.has(consumer)) this.#waiting.add(consumer);
+  }
+
+  #detach(consumer: StreamConsumer): void {
+    this.#waiting.delete(consumer);
+    this.#geoConsumers.remove(consumer);
+    if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
+  }
+
+  readonly #tailWaiters = {
+    closed: () => this.#closed,
+    park: (waiter: { wake(): void }) => {
+      this.#waiting.add(waiter);
+    },
+    unpark: (waiter: { wake(): void }) => {
+      this.#waiting.delete(waiter);
+    },
+  };
+
+  #runRetention(): void {
+    this.#retention.run();
+    this.#updateRollCheck();
+  }
+
+  /** Segments were dropped: forget stored offsets that point before the oldest message. */
+  #afterDrop(): void {
+    this.#offsets.dropBefore(this.#log.firstOffset);
+    this.#summaries.dropBefore(this.#log.firstOffset);
+    this.#updateRollCheck();
+  }
+
+  #updateRollCheck(): void {
+    const segments = this.#log.segments();
+    const active = segments[segments.length - 1]!;
+    // The active segment rolls over once it would exceed segmentBytes: by then the log grew past
+    // the bytes of the older segments plus a full segment.
+    this.#rollCheckBytes = this.#log.bytes - active.bytes + this.arguments.segmentBytes + 1;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#closed = true;
+    this.#retention.close();
+    for (const consumer of [...this.#consumers.values()]) await consumer.subscription.close();
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    this.#geoConsumers.clear();
+    // Waiting readers wake to a closed stream and finish with ClosedError.
+    for (const waiter of waiting) waiter.wake();
+  }
+
+  #open(): Log<StoredMessage> {
+    if (this.#closed) throw new ClosedError(`stream queue '${this.name}' is closed`);
+    return this.#log;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Record framing. A segment file is a 24-byte file header followed by frames:
+ *
+ * ```
+ * frame:  u32 payload length | u32 crc | u32 offset delta | u32 byte length | f64 timestamp | payload
+ * header: u32 magic "MQLS" | u32 version | f64 first offset | u32 generation | u32 header crc
+ * ```
+ *
+ * All little-endian. The frame's crc covers the payload and the 16 header bytes after it (the
+ * offset delta from the segment's first offset, the codec's `byteLength`, the timestamp), so a
+ * frame is self-describing: compaction copies surviving frames verbatim and keeps their offsets.
+ * The generation changes whenever compaction rewrites a segment, which is how a stale index
+ * file is told apart from a current one.
+ */
+import { crc32, crc32Range } from './checksum.js';
+
+export const FRAME_HEADER = 24;
+export const FILE_HEADER = 24;
+const SEGMENT_MAGIC = 0x534c514d; // "MQLS"
+const VERSION = 1;
+
+/** Result of {@link checkFrame} when the bytes end before the frame does. */
+export const INCOMPLETE = -1;
+/** Result of {@link checkFrame} when the frame fails its checksum. */
+export const BAD_CHECKSUM = -2;
+
+/** Writes a frame header at `at` for a payload already placed at `at + FRAME_HEADER`. */
+export function writeFrame(
+  buf: Buffer,
+  at: number,
+  payloadLength: number,
+  delta: number,
+  byteLength: number,
+  timestamp: number,
+  payload: Uint8Array,
+): void {
+  buf.writeUInt32LE(payloadLength, at);
+  buf.writeUInt32LE(delta, at + 8);
+  buf.writeUInt32LE(byteLength, at + 12);
+  buf.writeDoubleLE(timestamp, at + 16);
+  buf.writeUInt32LE(crc32Range(buf, at + 8, at + FRAME_HEADER, crc32(payload)), at + 4);
+}
+
+/**
+ * Checks the frame at `buf[at]` with `end` the end of valid bytes: returns the frame's total
+ * length, {@link INCOMPLETE} or {@link BAD_CHECKSUM}. `maxPayload` bounds a garbled length.
+ */
+export function checkFrame(buf: Buffer, at: number, end: number, maxPayload: number): number {
+  if (end - at < FRAME_HEADER) return INCOMPLETE;
+  const length = buf.readUInt32LE(at);
+  if (length > maxPayload) return BAD_CHECKSUM;
+  const total = FRAME_HEADER + length;
+  if (end - at < total) return INCOMPLETE;
+  const payload = buf.subarray(at + FRAME_HEADER, at + total);
+  const crc = crc32Range(buf, at + 8, at + FRAME_HEADER, crc32(payload));
+  return crc === buf.readUInt32LE(at + 4) ? total : BAD_CHECKSUM;
+}
+
+export function frameLength(buf: Buffer, at: number): number {
+  return FRAME_HEADER + buf.readUInt32LE(at);
+}
+export function frameDelta(buf: Buffer, at: number): number {
+  return buf.readUInt32LE(at + 8);
+}
+export function frameByteLength(buf: Buffer, at: number): number {
+  return buf.readUInt32LE(at + 12);
+}
+export function frameTimestamp(buf: Buffer, at: number): number {
+  return buf.readDoubleLE(at + 16);
+}
+
+/** A segment file header. */
+export function fileHeader(firstOffset: number, generation: number): Buffer {
+  const buf = Buffer.alloc(FILE_HEADER);
+  buf.writeUInt32LE(SEGMENT_MAGIC, 0);
+  buf.writeUInt32LE(VERSION, 4);
+  buf.writeDoubleLE(firstOffset, 8);
+  buf.writeUInt32LE(generation, 16);
+  buf.writeUInt32LE(crc32(buf.subarray(0, 20)), 20);
+  return buf;
+}
+
+/** Parses a segment file header; undefined when it is not one. */
+export function parseFileHeader(
+  buf: Buffer,
+): { firstOffset: number; generation: number } | undefined {
+  if (buf.length < FILE_HEADER) return undefined;
+  if (buf.readUInt32LE(0) !== SEGMENT_MAGIC || buf.readUInt32LE(4) !== VERSION) return undefined;
+  if (crc32(buf.subarray(0, 20)) !== buf.readUInt32LE(20)) return undefined;
+  return { firstOffset: buf.readDoubleLE(8), generation: buf.readUInt32LE(16) };
+}

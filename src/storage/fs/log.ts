@@ -1,0 +1,686 @@
+/**
+ * One log of the fs adapter: a directory of segment files (`0000000001.seg`, ...), their index
+ * files, the deletion marks (`~deleted`) and the log's options (`~options`).
+ *
+ * Appends are encoded straight into a write buffer and become one `write` per tick (or when the
+ * buffer is full); `sync()` waits for the fsync policy (see `durability.ts`). Everything needed to
+ * answer counts, seeks and acks lives in memory in the segments' tables, loaded from index files
+ * on open, so reopening after a clean close reads no records; after a crash only the tail
+ * segment's unindexed end is scanned and a torn last write cut off.
+ */
+import path from 'node:path';
+import { ClosedError, CorruptionError } from '../../errors.js';
+import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
+import { FsCursor } from './cursor.js';
+import { type FsyncPolicy, SyncScheduler } from './durability.js';
+import {
+  checkFrame,
+  FILE_HEADER,
+  FRAME_HEADER,
+  fileHeader,
+  frameDelta,
+  frameTimestamp,
+  parseFileHeader,
+  writeFrame,
+} from './frame.js';
+import {
+  allDone,
+  type FsIo,
+  fsyncDir,
+  readFile,
+  readFully,
+  replaceFile,
+  writeFully,
+} from './io.js';
+import { MarksFile } from './marks.js';
+import { FrameReader, type FrameSource, plain } from './reader.js';
+import { corruptRecord, scanSegment } from './recovery.js';
+import { Segment, segmentFileName } from './segment.js';
+import { readSegmentIndex, writeSegmentIndex } from './segment-index.js';
+
+/** Write buffer size a log starts with; it doubles up to {@link MAX_BATCH} under load. */
+const MIN_BATCH = 64 * 1024;
+const MAX_BATCH = 1024 * 1024;
+/** Sealed segments kept open for reading per log. */
+const MAX_OPEN_SEGMENTS = 8;
+/** Records a sealed segment needs before compaction is worth a rewrite. */
+const COMPACT_MIN_RECORDS = 64;
+/** Stale marks that make the marks file worth rewriting (if they also outnumber live ones). */
+const STALE_MARKS_REWRITE = 4096;
+
+const OPTIONS_FILE = '~options';
+const MARKS_FILE = '~deleted';
+
+/** What a log gets from its namespace. */
+export interface LogContext {
+  readonly io: FsIo;
+  readonly policy: FsyncPolicy;
+  /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
+  readonly onClose: () => void;
+}
+
+type Job = (done: (error: Error | null) => void) => void;
+
+export class FsLog<T> implements Log<T>, FrameSource {
+  readonly name: string;
+  readonly io: FsIo;
+  batch: Buffer = Buffer.allocUnsafe(MIN_BATCH);
+  batchBytes: Uint8Array = plain(this.batch);
+  readonly codec: RecordCodec<T>;
+
+  readonly #dir: string;
+  readonly #ctx: LogContext;
+  readonly #segmentBytes: number;
+  readonly #scheduler: SyncScheduler;
+  readonly #reader: FrameReader;
+  #segs: Segment[] = [];
+  #active!: Segment;
+  #nextOffset = 1;
+  #live = 0;
+  #liveBytes = 0;
+  #batchLen = 0;
+  #marks!: MarksFile;
+  #staleMarks = 0;
+  #dirUnsynced = false;
+  #closed = false;
+  /** Sealed segments with an open descriptor, oldest first. */
+  readonly #open = new Set<Segment>();
+  readonly #toCompact = new Set<Segment>();
+  #compactQueued = false;
+
+  /**
+   * Opens the log stored in `dir`, creating it with `segmentBytes` if it does not exist (an
+   * existing log keeps the size it was created with).
+   */
+  constructor(
+    dir: string,
+    name: string,
+    codec: RecordCodec<T>,
+    segmentBytes: number,
+    ctx: LogContext,
+  ) {
+    this.name = name;
+    this.codec = codec;
+    this.io = ctx.io;
+    this.#dir = dir;
+    this.#ctx = ctx;
+    this.#segmentBytes = this.#loadOptions(segmentBytes);
+    this.#scheduler = new SyncScheduler(ctx.policy, {
+      flush: () => this.#flush(),
+      fsync: (done) => this.#fsync(done),
+    });
+    this.#reader = new FrameReader(this, 16 * 1024);
+    try {
+      this.#load();
+    } catch (error) {
+      this.#releaseFiles();
+      throw error;
+    }
+  }
+
+  get firstOffset(): number {
+    this.#check();
+    return this.#segs[0]!.firstOffset;
+  }
+
+  get nextOffset(): number {
+    this.#check();
+    return this.#nextOffset;
+  }
+
+  get count(): number {
+    this.#check();
+    return this.#live;
+  }
+
+  get bytes(): number {
+    this.#check();
+    return this.#liveBytes;
+  }
+
+  append(record: T, timestamp: number): number {
+    this.#check();
+    if (typeof timestamp !== 'number' || Number.isNaN(timestamp)) {
+      throw new TypeError(`timestamp must be a number, got ${String(timestamp)}`);
+    }
+    const failure = this.#scheduler.failure;
+    if (failure) throw failure;
+    const payload = this.codec.encode(record);
+    const byteLength = this.codec.byteLength(record);
+    const frameLength = FRAME_HEADER + payload.length;
+    let seg = this.#active;
+    if (seg.span > 0 && seg.bytes + byteLength > this.#segmentBytes) seg = this.#roll();
+    if (this.#batchLen + frameLength > this.batch.length) this.#makeRoom(frameLength);
+    const at = this.#batchLen;
+    const offset = this.#nextOffset;
+    const delta = offset - seg.firstOffset;
+    this.batch.set(payload, at + FRAME_HEADER);
+    writeFrame(this.batch, at, payload.length, delta, byteLength, timestamp, payload);
+    seg.add(delta, byteLength, timestamp, seg.size, frameLength);
+    this.#batchLen = at + frameLength;
+    this.#nextOffset = offset + 1;
+    this.#live++;
+    this.#liveBytes += byteLength;
+    this.#scheduler.touch();
+    return offset;
+  }
+
+  sync(): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    return this.#scheduler.sync();
+  }
+
+  get(offset: number): T | undefined {
+    this.#check();
+    const seg = this.#find(offset);
+    if (!seg) return undefined;
+    const slot = seg.slotOf(offset);
+    if (slot < 0 || seg.isDeletedSlot(slot)) return undefined;
+    this.#locate(seg, slot, offset);
+    return this.decode(seg, this.#reader);
+  }
+
+  timestampOf(offset: number): number {
+    this.#check();
+    const seg = this.#find(offset);
+    const slot = seg ? seg.slotOf(offset) : -1;
+    if (!seg || slot < 0) return Number.NaN;
+    this.#locate(seg, slot, offset);
+    return frameTimestamp(this.#reader.buf, this.#reader.at);
+  }
+
+  cursor(offset?: number): LogCursor<T> {
+    this.#check();
+    return new FsCursor(this, offset ?? 0);
+  }
+
+  segments(): readonly SegmentInfo[] {
+    this.#check();
+    return this.#segs.slice();
+  }
+
+  offsetAt(timestamp: number): number {
+    this.#check();
+    const segs = this.#segs;
+    // First segment whose last record is at or after the timestamp (timestamps do not decrease).
+    let lo = 0;
+    let hi = segs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const seg = segs[mid]!;
+      if (seg.slots === 0 || seg.lastTimestamp < timestamp) lo = mid + 1;
+      else hi = mid;
+    }
+    const reader = this.#reader;
+    for (; lo < segs.length; lo++) {
+      const seg = segs[lo]!;
+      if (seg.slots === 0) continue;
+      let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
+      while (reader.read(seg, pos, false)) {
+        if (frameTimestamp(reader.buf, reader.at) >= timestamp) {
+          return seg.firstOffset + frameDelta(reader.buf, reader.at);
+        }
+        pos += reader.length;
+      }
+    }
+    return this.#nextOffset;
+  }
+
+  dropBefore(offset: number): number {
+    this.#check();
+    let dropped = 0;
+    while (this.#segs.length > 1 && this.#segs[0]!.lastOffset < offset) {
+      const seg = this.#segs[0]!;
+      dropped += seg.live;
+      this.#drop(seg);
+    }
+    return dropped;
+  }
+
+  markDeleted(offset: number): void {
+    this.#check();
+    const seg = this.#find(offset);
+    if (!seg) return;
+    const slot = seg.slotOf(offset);
+    if (slot < 0 || !seg.markSlot(slot)) return;
+    this.#live--;
+    this.#liveBytes -= seg.lens[slot]!;
+    this.#marks.add(offset);
+    this.#scheduler.touch();
+    if (seg !== this.#active) this.#reclaim(seg);
+  }
+
+  isDeleted(offset: number): boolean {
+    this.#check();
+    if (!Number.isInteger(offset)) return false;
+    const seg = this.#find(offset);
+    if (!seg) return false;
+    const slot = seg.slotOf(offset);
+    return slot < 0 || seg.isDeletedSlot(slot);
+  }
+
+  roll(): void {
+    this.#check();
+    if (this.#active.span > 0) this.#roll();
+  }
+
+  truncate(): void {
+    this.#check();
+    this.#batchLen = 0;
+    this.#active.size = this.#active.fileSize;
+    const old = this.#segs;
+    const fresh = this.#create(this.#active.id + 1, this.#nextOffset);
+    this.#segs = [fresh];
+    this.#active = fresh;
+    for (const seg of old) this.#unlink(seg);
+    this.#live = 0;
+    this.#liveBytes = 0;
+    this.#staleMarks = 0;
+    this.#marks.rewrite([], this.#ctx.policy !== 'never');
+    this.#dirUnsynced = true;
+    this.#scheduler.touch();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      // A log that already failed has reported it to its writers; closing it only releases the
+      // files, and the next open recovers from what reached the disk.
+      if (!this.#scheduler.failure) {
+        await this.#scheduler.drain();
+        writeSegmentIndex(this.io, this.#active);
+      }
+    } finally {
+      this.#scheduler.stop(this.#closedError());
+      this.#releaseFiles();
+      this.#ctx.onClose();
+    }
+  }
+
+  /** Closes without writing anything: the log's directory is about to be removed. */
+  destroy(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#scheduler.stop(this.#closedError());
+    this.#releaseFiles();
+    this.#ctx.onClose();
+  }
+
+  // --- used by cursors ----------------------------------------------------------------------
+
+  /** Throws MQLITE_CLOSED once closed. */
+  check(): void {
+    this.#check();
+  }
+
+  /** The retained segments, oldest first (the live array: do not modify). */
+  get segs(): readonly Segment[] {
+    return this.#segs;
+  }
+
+  /** The segment after `seg`, or undefined if `seg` is the last. */
+  segmentAfter(seg: Segment): Segment | undefined {
+    const segs = this.#segs;
+    let i = segs.length - 1;
+    while (i >= 0 && segs[i]!.id > seg.id) i--;
+    return segs[i + 1];
+  }
+
+  /** Decodes the frame a reader is on; a codec failure means corrupt data. */
+  decode(seg: Segment, reader: FrameReader): T {
+    const { buf, at, length } = reader;
+    try {
+      return this.codec.decode(reader.bytes.subarray(at + FRAME_HEADER, at + length));
+    } catch (error) {
+      throw new CorruptionError(
+        `record ${seg.firstOffset + frameDelta(buf, at)} in ${seg.file} cannot be decoded`,
+        { cause: error },
+      );
+    }
+  }
+
+  fdOf(seg: Segment): number {
+    if (seg.fd >= 0) return seg.fd;
+    seg.fd = this.io.openSync(seg.file, 'r');
+    this.#open.add(seg);
+    if (this.#open.size > MAX_OPEN_SEGMENTS) {
+      for (const old of this.#open) {
+        if (old === seg || old.pinned > 0 || old.unsynced) continue;
+        this.#closeFd(old);
+        break;
+      }
+    }
+    return seg.fd;
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  #check(): void {
+    if (this.#closed) throw this.#closedError();
+  }
+
+  #closedError(): ClosedError {
+    return new ClosedError(`log '${this.name}' is closed`);
+  }
+
+  /** The segment whose offset range holds `offset`, if retained. */
+  #find(offset: number): Segment | undefined {
+    const segs = this.#segs;
+    let lo = 0;
+    let hi = segs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (segs[mid]!.firstOffset <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const seg = segs[lo - 1];
+    return seg && offset <= seg.lastOffset ? seg : undefined;
+  }
+
+  /** Positions the log's reader on the frame of `slot`, checking it holds `offset`. */
+  #locate(seg: Segment, slot: number, offset: number): void {
+    const entry = seg.sparseBefore(slot);
+    let s = seg.sparseSlot[entry]!;
+    let pos = seg.sparsePos[entry]!;
+    const reader = this.#reader;
+    for (; s < slot; s++) {
+      if (!reader.read(seg, pos, false)) break;
+      pos += reader.length;
+    }
+    if (
+      !reader.read(seg, pos, true) ||
+      seg.firstOffset + frameDelta(reader.buf, reader.at) !== offset
+    ) {
+      throw corruptRecord(seg.file, pos, `does not hold offset ${offset}`);
+    }
+  }
+
+  #loadOptions(segmentBytes: number): number {
+    const file = path.join(this.#dir, OPTIONS_FILE);
+    const stored = readFile(this.io, file);
+    if (stored) {
+      const options = JSON.parse(stored.toString('utf8')) as { segmentBytes?: unknown };
+      if (typeof options.segmentBytes === 'number') return options.segmentBytes;
+    }
+    replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), false);
+    return segmentBytes;
+  }
+
+  #load(): void {
+    const ids: number[] = [];
+    for (const entry of this.io.readdirSync(this.#dir)) {
+      if (entry.endsWith('.tmp')) this.io.unlinkSync(path.join(this.#dir, entry));
+      else if (/^\d{10}\.seg$/.test(entry)) ids.push(Number(entry.slice(0, 10)));
+    }
+    ids.sort((a, b) => a - b);
+    for (const [i, id] of ids.entries()) {
+      const seg = this.#loadSegment(id, i === ids.length - 1);
+      const prev = this.#segs.at(-1);
+      if (prev && seg.firstOffset <= prev.lastOffset) {
+        throw new CorruptionError(`segment ${seg.file} overlaps ${prev.file}`);
+      }
+      this.#segs.push(seg);
+    }
+    if (this.#segs.length === 0) this.#segs.push(this.#create(1, 1));
+    this.#active = this.#segs.at(-1)!;
+    this.#nextOffset = this.#active.firstOffset + this.#active.span;
+    this.#marks = new MarksFile(this.io, path.join(this.#dir, MARKS_FILE), (offset) => {
+      const seg = this.#find(offset);
+      const slot = seg ? seg.slotOf(offset) : -1;
+      if (!seg || slot < 0 || !seg.markSlot(slot)) this.#staleMarks++;
+    });
+    for (const seg of this.#segs) {
+      this.#live += seg.live;
+      this.#liveBytes += seg.bytes - seg.deletedBytes;
+    }
+    for (const seg of this.#segs.slice(0, -1)) this.#reclaim(seg);
+  }
+
+  /** Loads one segment from its index, scanning what the index does not cover. */
+  #loadSegment(id: number, tail: boolean): Segment {
+    const file = path.join(this.#dir, segmentFileName(id));
+    const fd = this.io.openSync(file, tail ? 'r+' : 'r');
+    let seg: Segment | undefined;
+    try {
+      const head = Buffer.alloc(FILE_HEADER);
+      const size = this.io.sizeSync(fd);
+      const header = parseFileHeader(
+        head.subarray(0, readFully(this.io, fd, head, 0, FILE_HEADER, 0)),
+      );
+      if (!header) throw new CorruptionError(`segment ${file} has no valid header`);
+      seg = new Segment(this.#dir, id, header.firstOffset, header.generation);
+      const covered = readSegmentIndex(this.io, seg, size);
+      if (covered < size) {
+        const end = scanSegment(this.io, fd, seg, Math.max(covered, FILE_HEADER), size, tail);
+        if (end < size) this.io.ftruncateSync(fd, end);
+        if (covered <= FILE_HEADER) seg.verifiedTo = end;
+      }
+      if (tail) {
+        seg.fd = fd;
+        return seg;
+      }
+      seg.trim();
+      if (covered < size) writeSegmentIndex(this.io, seg);
+      this.io.closeSync(fd);
+      return seg;
+    } catch (error) {
+      this.io.closeSync(fd);
+      throw error;
+    }
+  }
+
+  /** Creates an empty segment file (atomically: written aside, then renamed). */
+  #create(id: number, firstOffset: number): Segment {
+    const seg = new Segment(this.#dir, id, firstOffset, 0);
+    replaceFile(this.io, seg.file, fileHeader(firstOffset, 0), false);
+    seg.fd = this.io.openSync(seg.file, 'r+');
+    this.#dirUnsynced = true;
+    return seg;
+  }
+
+  /** Grows the write buffer while a burst fits in MAX_BATCH, else writes it out first. */
+  #makeRoom(frameLength: number): void {
+    if (this.#batchLen + frameLength > MAX_BATCH && this.#batchLen > 0) this.#writeOrFail();
+    const need = this.#batchLen + frameLength;
+    if (need <= this.batch.length) return;
+    let size = this.batch.length;
+    while (size < need) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    this.batch.copy(grown, 0, 0, this.#batchLen);
+    this.batch = grown;
+    this.batchBytes = plain(grown);
+  }
+
+  /** Writes the buffer; an I/O error fails the log (every waiter and later call sees it). */
+  #writeOrFail(): void {
+    try {
+      this.#writeBatch();
+    } catch (error) {
+      this.#scheduler.fail(error as Error);
+      throw error;
+    }
+  }
+
+  #writeBatch(): void {
+    const length = this.#batchLen;
+    if (length === 0) return;
+    const seg = this.#active;
+    writeFully(this.io, seg.fd, this.batch, 0, length, seg.fileSize);
+    if (seg.verifiedTo === seg.fileSize) seg.verifiedTo += length;
+    seg.fileSize += length;
+    seg.unsynced = this.#ctx.policy !== 'never';
+    this.#batchLen = 0;
+  }
+
+  #flush(): void {
+    this.#writeBatch();
+    this.#marks.flush();
+    if (this.#staleMarks > STALE_MARKS_REWRITE && this.#staleMarks > this.#marks.entries / 2) {
+      this.#rewriteMarks();
+    }
+  }
+
+  #fsync(done: (error: Error | null) => void): void {
+    const jobs: Job[] = [];
+    for (const seg of this.#segs) {
+      if (!seg.unsynced || seg.fd < 0) continue;
+      seg.unsynced = false;
+      seg.pinned++;
+      const fd = seg.fd;
+      jobs.push((cb) =>
+        this.io.fsync(fd, (error) => {
+          seg.pinned--;
+          if (seg.closeWhenUnpinned && seg.pinned === 0) this.#closeFd(seg);
+          cb(error);
+        }),
+      );
+    }
+    if (this.#marks.unsynced) jobs.push((cb) => this.#marks.fsync(cb));
+    if (this.#dirUnsynced) {
+      this.#dirUnsynced = false;
+      jobs.push((cb) => fsyncDir(this.io, this.#dir, cb));
+    }
+    allDone(jobs, done);
+  }
+
+  /** Seals the active segment (writing its index) and starts a new one. */
+  #roll(): Segment {
+    this.#writeOrFail();
+    const old = this.#active;
+    old.trim();
+    writeSegmentIndex(this.io, old);
+    this.#open.add(old);
+    const seg = this.#create(old.id + 1, this.#nextOffset);
+    this.#segs.push(seg);
+    this.#active = seg;
+    this.#reclaim(old);
+    return seg;
+  }
+
+  /** Drops a sealed segment with no live record; queues a mostly deleted one for compaction. */
+  #reclaim(seg: Segment): void {
+    if (seg.live === 0) this.#drop(seg);
+    else if (
+      seg.slots >= COMPACT_MIN_RECORDS &&
+      seg.deletedCount - (seg.span - seg.slots) > seg.slots / 2
+    ) {
+      this.#toCompact.add(seg);
+      if (!this.#compactQueued) {
+        this.#compactQueued = true;
+        setImmediate(() => this.#compactQueuedSegments());
+      }
+    }
+  }
+
+  #drop(seg: Segment): void {
+    const i = this.#segs.indexOf(seg);
+    if (i >= 0) this.#segs.splice(i, 1);
+    this.#live -= seg.live;
+    this.#liveBytes -= seg.bytes - seg.deletedBytes;
+    this.#staleMarks += seg.deletedCount - (seg.span - seg.slots);
+    this.#unlink(seg);
+  }
+
+  #unlink(seg: Segment): void {
+    seg.dropped = true;
+    this.#toCompact.delete(seg);
+    this.#closeFd(seg);
+    for (const file of [seg.file, seg.indexFile]) {
+      try {
+        this.io.unlinkSync(file);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    this.#dirUnsynced = true;
+  }
+
+  #closeFd(seg: Segment): void {
+    this.#open.delete(seg);
+    if (seg.fd < 0) return;
+    if (seg.pinned > 0) {
+      seg.closeWhenUnpinned = true;
+      return;
+    }
+    this.io.closeSync(seg.fd);
+    seg.fd = -1;
+    seg.closeWhenUnpinned = false;
+  }
+
+  #releaseFiles(): void {
+    for (const seg of this.#segs) this.#closeFd(seg);
+    for (const seg of this.#open) this.#closeFd(seg);
+    this.#marks?.close();
+  }
+
+  #rewriteMarks(): void {
+    const offsets: number[] = [];
+    for (const seg of this.#segs) {
+      for (let slot = 0; slot < seg.slots; slot++) {
+        if (seg.isDeletedSlot(slot)) offsets.push(seg.firstOffset + seg.deltaOf(slot));
+      }
+    }
+    this.#marks.rewrite(offsets, this.#ctx.policy !== 'never');
+    this.#staleMarks = 0;
+    this.#dirUnsynced = true;
+  }
+
+  #compactQueuedSegments(): void {
+    this.#compactQueued = false;
+    if (this.#closed) return;
+    for (const seg of this.#toCompact) {
+      if (seg.pinned > 0 || seg.unsynced) continue; // retried on its next ack
+      this.#toCompact.delete(seg);
+      try {
+        this.#compact(seg);
+      } catch (error) {
+        this.#scheduler.fail(error as Error);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Rewrites a sealed segment without its deleted records. Frames are copied verbatim (they
+   * carry their offsets); the new file replaces the old one by rename, then its index follows.
+   * A crash in between leaves a new file with a stale index, which is detected and rescanned.
+   */
+  #compact(seg: Segment): void {
+    const size = seg.fileSize;
+    const input = Buffer.allocUnsafe(size);
+    readFully(this.io, this.fdOf(seg), input, 0, size, 0);
+    const output = Buffer.allocUnsafe(size);
+    fileHeader(seg.firstOffset, seg.generation + 1).copy(output, 0);
+    const copy = new Segment(this.#dir, seg.id, seg.firstOffset, seg.generation + 1);
+    let out = FILE_HEADER;
+    let slot = 0;
+    const removed = seg.slots - (seg.span - seg.deletedCount);
+    for (let pos = FILE_HEADER; pos < size; slot++) {
+      const length = checkFrame(input, pos, size, size);
+      if (length < 0) throw corruptRecord(seg.file, pos);
+      if (!seg.isDeletedSlot(slot)) {
+        input.copy(output, out, pos, pos + length);
+        copy.add(frameDelta(input, pos), seg.lens[slot]!, frameTimestamp(input, pos), out, length);
+        out += length;
+      }
+      pos += length;
+    }
+    copy.fileSize = copy.size = copy.verifiedTo = out;
+    const tmp = `${seg.file}.tmp`;
+    const fd = this.io.openSync(tmp, 'w');
+    try {
+      writeFully(this.io, fd, output, 0, out, 0);
+      if (this.#ctx.policy !== 'never') this.io.fsyncSync(fd);
+    } finally {
+      this.io.closeSync(fd);
+    }
+    this.#closeFd(seg);
+    this.io.renameSync(tmp, seg.file);
+    seg.adopt(copy);
+    seg.trim();
+    writeSegmentIndex(this.io, seg);
+    this.#staleMarks += removed;
+    this.#dirUnsynced = true;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The deletion marks of one log (`~deleted`): an append-only file of acked offsets, written in
+ * the same batches as the records. Each batch is one frame, `u32 count | u32 crc | f64 offset[]`,
+ * so a torn last batch is recognised and dropped (those acks were never confirmed by a sync).
+ * Marks of reclaimed or compacted records go stale; the log rewrites the file when stale ones
+ * outnumber the rest.
+ */
+import { crc32 } from './checksum.js';
+import { type FsIo, readFile, replaceFile, writeFully } from './io.js';
+
+const HEAD = 8;
+
+export class MarksFile {
+  readonly #io: FsIo;
+  readonly #file: string;
+  #fd: number;
+  #size: number;
+  #pending = new Float64Array(256);
+  #pendingCount = 0;
+  /** Marks in the file. */
+  entries = 0;
+  /** Written since the last fsync. */
+  unsynced = false;
+  /** Fsyncs in flight, during which a replaced descriptor stays open. */
+  #pinned = 0;
+  readonly #retired: number[] = [];
+
+  /** Opens (creating) the marks file, passing every stored mark to `apply`. */
+  constructor(io: FsIo, file: string, apply: (offset: number) => void) {
+    this.#io = io;
+    this.#file = file;
+    const buf = readFile(io, file) ?? Buffer.alloc(0);
+    let at = 0;
+    while (at + HEAD <= buf.length) {
+      const count = buf.readUInt32LE(at);
+      const end = at + HEAD + count * 8;
+      if (end > buf.length) break;
+      const body = buf.subarray(at + HEAD, end);
+      if (crc32(body) !== buf.readUInt32LE(at + 4)) break;
+      for (let i = 0; i < count; i++) apply(body.readDoubleLE(i * 8));
+      this.entries += count;
+      at = end;
+    }
+    this.#fd = io.openSync(file, io.existsSync(file) ? 'r+' : 'w+');
+    // A torn last batch: cut it so later batches are not hidden behind it.
+    if (at !== buf.length) io.ftruncateSync(this.#fd, at);
+    this.#size = at;
+  }
+
+  /** Fsyncs the file. */
+  fsync(done: (error: Error | null) => void): void {
+    this.unsynced = false;
+    this.#pinned++;
+    this.#io.fsync(this.#fd, (error) => {
+      this.#pinned--;
+      this.#closeRetired();
+      done(error);
+    });
+  }
+
+  add(offset: number): void {
+    if (this.#pendingCount === this.#pending.length) {
+      const grown = new Float64Array(this.#pending.length * 2);
+      grown.set(this.#pending);
+      this.#pending = grown;
+    }
+    this.#pending[this.#pendingCount++] = offset;
+  }
+
+  /** Writes pending marks as one frame. */
+  flush(): void {
+    const count = this.#pendingCount;
+    if (count === 0) return;
+    const frame = Buffer.allocUnsafe(HEAD + count * 8);
+    frame.set(new Uint8Array(this.#pending.buffer, 0, count * 8), HEAD);
+    frame.writeUInt32LE(count, 0);
+    frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
+    writeFully(this.#io, this.#fd, frame, 0, frame.length, this.#size);
+    this.#size += frame.length;
+    this.#pendingCount = 0;
+    this.entries += count;
+    this.unsynced = true;
+  }
+
+  /** Replaces the file with exactly `offsets` (atomically). */
+  rewrite(offsets: readonly number[], fsync: boolean): void {
+    this.#pendingCount = 0;
+    const frame = Buffer.allocUnsafe(HEAD + offsets.length * 8);
+    for (let i = 0; i < offsets.length; i++) frame.writeDoubleLE(offsets[i]!, HEAD + i * 8);
+    frame.writeUInt32LE(offsets.length, 0);
+    frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
+    const data = offsets.length === 0 ? frame.subarray(0, 0) : frame;
+    replaceFile(this.#io, this.#file, data, fsync);
+    this.#retire();
+    this.#fd = this.#io.openSync(this.#file, 'r+');
+    this.#size = data.length;
+    this.entries = offsets.length;
+    this.unsynced = false;
+  }
+
+  close(): void {
+    this.#retire();
+    this.#fd = -1;
+  }
+
+  #retire(): void {
+    if (this.#fd >= 0) this.#retired.push(this.#fd);
+    this.#closeRetired();
+  }
+
+  #closeRetired(): void {
+    if (this.#pinned > 0) return;
+    for (const fd of this.#retired.splice(0)) this.#io.closeSync(fd);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The index file saved beside each segment on roll and on close (`0000000001.idx`): the
+ * segment's tables (see `Segment`), so reopening a log reads a few small files instead of its
+ * records. It records the segment file's generation and size; an index that does not match
+ * the file (a crash after more appends, a compaction cut short) covers a prefix at best, and the
+ * rest is scanned. A checksum guards against a torn index, which is then ignored.
+ *
+ * ```
+ * u32 magic "MQLI" | u32 version | f64 first offset | u32 generation | u32 flags (1: compacted)
+ * f64 file size | u32 span | u32 slots | u32 sparse count | u32 0 | f64 bytes | f64 removed bytes
+ * f64 first ts | f64 last ts | f64 sparse ts[] | f64 sparse pos[] | u32 lens[] | u32 present[]
+ * u32 sparse slot[] | u32 crc
+ * ```
+ * Typed arrays are copied byte for byte in the platform's order (little-endian everywhere Node
+ * runs).
+ */
+import { crc32 } from './checksum.js';
+import { type FsIo, readFile, writeFully } from './io.js';
+import type { Segment } from './segment.js';
+
+const INDEX_MAGIC = 0x494c514d; // "MQLI"
+const VERSION = 1;
+const HEAD = 80;
+
+/** Writes the index of `seg` (not fsynced: a lost index only costs a scan). */
+export function writeSegmentIndex(io: FsIo, seg: Segment): void {
+  const slots = seg.slots;
+  const n = seg.sparseCount;
+  const sparse = seg.present !== undefined;
+  const size = HEAD + n * 16 + slots * 4 + (sparse ? slots * 4 : 0) + n * 4 + 4;
+  const buf = Buffer.alloc(size);
+  buf.writeUInt32LE(INDEX_MAGIC, 0);
+  buf.writeUInt32LE(VERSION, 4);
+  buf.writeDoubleLE(seg.firstOffset, 8);
+  buf.writeUInt32LE(seg.generation, 16);
+  buf.writeUInt32LE(sparse ? 1 : 0, 20);
+  buf.writeDoubleLE(seg.fileSize, 24);
+  buf.writeUInt32LE(seg.span, 32);
+  buf.writeUInt32LE(slots, 36);
+  buf.writeUInt32LE(n, 40);
+  buf.writeDoubleLE(seg.bytes, 48);
+  buf.writeDoubleLE(seg.removedBytes, 56);
+  buf.writeDoubleLE(seg.firstTimestamp, 64);
+  buf.writeDoubleLE(seg.lastTimestamp, 72);
+  let at = HEAD;
+  at = put(buf, at, seg.sparseTs, n * 8);
+  at = put(buf, at, seg.sparsePos, n * 8);
+  at = put(buf, at, seg.lens, slots * 4);
+  if (seg.present) at = put(buf, at, seg.present, slots * 4);
+  at = put(buf, at, seg.sparseSlot, n * 4);
+  buf.writeUInt32LE(crc32(buf.subarray(0, at)), at);
+  const fd = io.openSync(seg.indexFile, 'w');
+  try {
+    writeFully(io, fd, buf, 0, buf.length, 0);
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/**
+ * Loads the index of `seg` if it is intact and describes this generation of the file. Returns
+ * the file size it covers (the rest, if any, must be scanned), or -1 when it is unusable.
+ */
+export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): number {
+  const buf = readFile(io, seg.indexFile);
+  if (!buf || buf.length < HEAD + 4) return -1;
+  const end = buf.length - 4;
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) return -1;
+  if (buf.readUInt32LE(0) !== INDEX_MAGIC || buf.readUInt32LE(4) !== VERSION) return -1;
+  if (buf.readDoubleLE(8) !== seg.firstOffset || buf.readUInt32LE(16) !== seg.generation) {
+    return -1;
+  }
+  const covered = buf.readDoubleLE(24);
+  if (covered > fileSize) return -1;
+  const sparse = buf.readUInt32LE(20) === 1;
+  const span = buf.readUInt32LE(32);
+  const slots = buf.readUInt32LE(36);
+  const n = buf.readUInt32LE(40);
+  if (end !== HEAD + n * 16 + slots * 4 + (sparse ? slots * 4 : 0) + n * 4) return -1;
+  let at = HEAD;
+  seg.sparseTs = new Float64Array(n);
+  at = take(buf, at, seg.sparseTs);
+  seg.sparsePos = new Float64Array(n);
+  at = take(buf, at, seg.sparsePos);
+  seg.lens = new Uint32Array(Math.max(slots, 64));
+  at = take(buf, at, seg.lens, slots * 4);
+  if (sparse) {
+    seg.present = new Uint32Array(slots);
+    at = take(buf, at, seg.present);
+  }
+  seg.sparseSlot = new Uint32Array(n);
+  take(buf, at, seg.sparseSlot);
+  seg.sparseCount = n;
+  seg.span = span;
+  seg.slots = slots;
+  seg.deleted = new Uint8Array(Math.max(8, (slots + 7) >>> 3));
+  seg.bytes = buf.readDoubleLE(48);
+  seg.removedBytes = buf.readDoubleLE(56);
+  seg.deletedBytes = seg.removedBytes;
+  seg.deletedCount = span - slots;
+  seg.firstTimestamp = buf.readDoubleLE(64);
+  seg.lastTimestamp = buf.readDoubleLE(72);
+  seg.fileSize = seg.size = covered;
+  return covered;
+}
+
+function put(buf: Buffer, at: number, array: ArrayBufferView, length: number): number {
+  buf.set(new Uint8Array(array.buffer, array.byteOffset, length), at);
+  return at + length;
+}
+
+function take(buf: Buffer, at: number, array: ArrayBufferView, length = array.byteLength): number {
+  new Uint8Array(array.buffer, array.byteOffset, length).set(buf.subarray(at, at + length));
+  return at + length;
+}

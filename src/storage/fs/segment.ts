@@ -1,0 +1,273 @@
+/**
+ * The in-memory summary of one segment file: per-record byte lengths and deletion bits, a sparse
+ * offset → file position index (one entry per {@link SPARSE_EVERY} bytes) and the totals of
+ * `SegmentInfo`. It is what lets a reopened log serve seeks, counts and acks without reading
+ * records: it is saved to an index file on roll and close and loaded from there.
+ *
+ * Records are addressed by slot. A segment as written is dense: the slot of an offset is its
+ * delta from `firstOffset`. Compaction physically removes deleted records, after which the
+ * segment is sparse: `present` lists the deltas still stored, and a slot is found by binary
+ * search. Removed records still count in `count`, `bytes` and `deletedCount`, so compaction is
+ * invisible in `SegmentInfo`.
+ */
+import path from 'node:path';
+import type { SegmentInfo } from '../types.js';
+import { FILE_HEADER } from './frame.js';
+
+/** Bytes of records between two entries of the sparse position index. */
+export const SPARSE_EVERY = 4096;
+
+export function segmentFileName(id: number): string {
+  return `${String(id).padStart(10, '0')}.seg`;
+}
+
+export class Segment implements SegmentInfo {
+  readonly id: number;
+  readonly firstOffset: number;
+  /** Path of the segment file. */
+  readonly file: string;
+  /** Path of the index file. */
+  readonly indexFile: string;
+  /** Rewrite generation, as in the file header. */
+  generation: number;
+
+  /** Offsets covered: `lastOffset = firstOffset + span - 1`. */
+  span = 0;
+  /** Records stored or removed by compaction, deleted ones included. */
+  get count(): number {
+    return this.span;
+  }
+  deletedCount = 0;
+  bytes = 0;
+  /** Bytes of the deleted records (so live bytes need no scan). */
+  deletedBytes = 0;
+  /** Bytes of the records compaction removed (part of `deletedBytes`). */
+  removedBytes = 0;
+  firstTimestamp = Number.NaN;
+  lastTimestamp = Number.NaN;
+
+  /** Sorted offset deltas of the stored records once compacted; undefined while dense. */
+  present: Uint32Array | undefined;
+  /** Stored records (slots in use). */
+  slots = 0;
+  /** `byteLength` per slot. */
+  lens: Uint32Array = new Uint32Array(64);
+  /** Deletion bit per slot. */
+  deleted: Uint8Array = new Uint8Array(8);
+
+  /** Sparse index: slot, file position and timestamp of every SPARSE_EVERY-th byte's record. */
+  sparseCount = 0;
+  sparseSlot: Uint32Array = new Uint32Array(16);
+  sparsePos: Float64Array = new Float64Array(16);
+  sparseTs: Float64Array = new Float64Array(16);
+
+  /** Bytes in the file. */
+  fileSize = FILE_HEADER;
+  /** File size plus bytes still in the write buffer (differs only for the active segment). */
+  size = FILE_HEADER;
+  /** Frames below this position have passed their checksum in this process. */
+  verifiedTo = FILE_HEADER;
+
+  /** Open file descriptor, or -1. */
+  fd = -1;
+  /** Async fsyncs running on `fd`: it must not be closed before they end. */
+  pinned = 0;
+  /** Close `fd` once unpinned. */
+  closeWhenUnpinned = false;
+  /** Written since its last fsync. */
+  unsynced = false;
+  /** Dropped from the log (unlinked); cursors on it move on. */
+  dropped = false;
+
+  constructor(dir: string, id: number, firstOffset: number, generation: number) {
+    this.id = id;
+    this.firstOffset = firstOffset;
+    this.generation = generation;
+    this.file = path.join(dir, segmentFileName(id));
+    this.indexFile = path.join(dir, `${String(id).padStart(10, '0')}.idx`);
+  }
+
+  get lastOffset(): number {
+    return this.firstOffset + this.span - 1;
+  }
+
+  /** Live records. */
+  get live(): number {
+    return this.span - this.deletedCount;
+  }
+
+  /** The slot of `offset`, or -1 when not stored here (never written, removed, not an integer). */
+  slotOf(offset: number): number {
+    const delta = offset - this.firstOffset;
+    if (!(delta >= 0 && delta < this.span) || !Number.isInteger(delta)) return -1;
+    const present = this.present;
+    if (!present) return delta;
+    let lo = 0;
+    let hi = this.slots;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (present[mid]! < delta) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.slots && present[lo] === delta ? lo : -1;
+  }
+
+  /** The first slot whose offset is at or after `offset` (`slots` when there is none). */
+  slotAtOrAfter(offset: number): number {
+    const delta = Math.ceil(offset - this.firstOffset);
+    if (!(delta > 0)) return 0;
+    const present = this.present;
+    if (!present) return Math.min(delta, this.slots);
+    let lo = 0;
+    let hi = this.slots;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (present[mid]! < delta) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Offset delta of a slot. */
+  deltaOf(slot: number): number {
+    return this.present ? this.present[slot]! : slot;
+  }
+
+  isDeletedSlot(slot: number): boolean {
+    return (this.deleted[slot >>> 3]! & (1 << (slot & 7))) !== 0;
+  }
+
+  /** Sets a slot's deletion bit; returns false if it was already set. */
+  markSlot(slot: number): boolean {
+    const byte = slot >>> 3;
+    const bit = 1 << (slot & 7);
+    const deleted = this.deleted;
+    if (deleted[byte]! & bit) return false;
+    deleted[byte] = deleted[byte]! | bit;
+    this.deletedCount++;
+    this.deletedBytes += this.lens[slot]!;
+    return true;
+  }
+
+  /**
+   * Adds a record at file position `pos`. `delta` is its offset delta; a gap after the previous
+   * record (only in a compacted segment found without its index) makes the segment sparse.
+   */
+  add(
+    delta: number,
+    byteLength: number,
+    timestamp: number,
+    pos: number,
+    frameLength: number,
+  ): void {
+    const slot = this.slots;
+    if (delta !== this.span && !this.present) this.#makeSparse();
+    if (this.present) {
+      if (slot >= this.present.length) this.present = grow32(this.present, slot + 1);
+      this.present[slot] = delta;
+      this.deletedCount += delta - this.span; // removed records are deleted ones
+    }
+    if (slot >= this.lens.length) this.lens = grow32(this.lens, slot + 1);
+    if (slot >>> 3 >= this.deleted.length) this.deleted = grow8(this.deleted, (slot >>> 3) + 1);
+    this.lens[slot] = byteLength;
+    this.slots = slot + 1;
+    this.span = delta + 1;
+    this.bytes += byteLength;
+    if (slot === 0) this.firstTimestamp = timestamp;
+    this.lastTimestamp = timestamp;
+    const n = this.sparseCount;
+    if (n === 0 || pos - this.sparsePos[n - 1]! >= SPARSE_EVERY)
+      this.#addSparse(slot, pos, timestamp);
+    this.size = pos + frameLength;
+  }
+
+  #addSparse(slot: number, pos: number, timestamp: number): void {
+    const n = this.sparseCount;
+    if (n >= this.sparseSlot.length) {
+      this.sparseSlot = grow32(this.sparseSlot, n + 1);
+      this.sparsePos = grow64(this.sparsePos, n + 1);
+      this.sparseTs = grow64(this.sparseTs, n + 1);
+    }
+    this.sparseSlot[n] = slot;
+    this.sparsePos[n] = pos;
+    this.sparseTs[n] = timestamp;
+    this.sparseCount = n + 1;
+  }
+
+  #makeSparse(): void {
+    const present = new Uint32Array(Math.max(16, this.slots * 2));
+    for (let i = 0; i < this.slots; i++) present[i] = i;
+    this.present = present;
+  }
+
+  /**
+   * The sparse index entry to start walking from to reach `slot`: the last entry at or before
+   * it. Returns its index (0 when the segment is empty).
+   */
+  sparseBefore(slot: number): number {
+    let lo = 0;
+    let hi = this.sparseCount;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sparseSlot[mid]! <= slot) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.max(0, lo - 1);
+  }
+
+  /** The last sparse entry whose timestamp is below `timestamp` (0 when none). */
+  sparseBeforeTime(timestamp: number): number {
+    let lo = 0;
+    let hi = this.sparseCount;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sparseTs[mid]! < timestamp) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.max(0, lo - 1);
+  }
+
+  /** Trims the growable tables once the segment is sealed. */
+  trim(): void {
+    this.lens = this.lens.slice(0, this.slots);
+    this.deleted = this.deleted.slice(0, (this.slots + 7) >>> 3);
+    if (this.present) this.present = this.present.slice(0, this.slots);
+    const n = this.sparseCount;
+    this.sparseSlot = this.sparseSlot.slice(0, n);
+    this.sparsePos = this.sparsePos.slice(0, n);
+    this.sparseTs = this.sparseTs.slice(0, n);
+  }
+
+  /** Replaces the tables with those of a rewritten (compacted) copy of this segment. */
+  adopt(from: Segment): void {
+    this.generation = from.generation;
+    this.present = from.present ?? Uint32Array.from({ length: from.slots }, (_, i) => i);
+    this.removedBytes = this.deletedBytes;
+    this.slots = from.slots;
+    this.lens = from.lens;
+    this.deleted = from.deleted;
+    this.sparseCount = from.sparseCount;
+    this.sparseSlot = from.sparseSlot;
+    this.sparsePos = from.sparsePos;
+    this.sparseTs = from.sparseTs;
+    this.fileSize = from.fileSize;
+    this.size = from.size;
+    this.verifiedTo = from.verifiedTo;
+  }
+}
+
+function grow32(a: Uint32Array, need: number): Uint32Array {
+  const b = new Uint32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+function grow64(a: Float64Array, need: number): Float64Array {
+  const b = new Float64Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+function grow8(a: Uint8Array, need: number): Uint8Array {
+  const b = new Uint8Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}

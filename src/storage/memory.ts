@@ -1,0 +1,701 @@
+/**
+ * The memory storage adapter, the default. Records are kept as the objects the caller appended
+ * (the codec is only asked for `byteLength`), in segments of parallel arrays, so an append is two
+ * array pushes and a cursor step is an array read. Nothing outlives the adapter.
+ */
+import { ClosedError } from '../errors.js';
+import { frozenJsonCopy } from './json-value.js';
+import type {
+  JsonValue,
+  Log,
+  LogCursor,
+  LogOptions,
+  MetaStore,
+  Namespace,
+  RecordCodec,
+  SegmentInfo,
+  StorageAdapter,
+  StorageFeatures,
+} from './types.js';
+
+/** Options of {@link memoryStorage}. */
+export interface MemoryStorageOptions {
+  /** Segment size for logs opened without their own `segmentBytes` (default 8 MiB). */
+  readonly segmentBytes?: number;
+}
+
+const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Takes the place of a deleted record, so its memory is released at once. */
+const DELETED: unique symbol = Symbol('deleted');
+type Slot<T> = T | typeof DELETED;
+
+/**
+ * Creates an in-memory storage adapter.
+ *
+ * ```ts
+ * const broker = await Broker.open({ storage: memoryStorage() });
+ * ```
+ */
+export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapter {
+  const segmentBytes = checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
+  return new MemoryAdapter(segmentBytes);
+}
+
+function checkSegmentBytes(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`segmentBytes must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkName(name: unknown, what: string): string {
+  if (typeof name !== 'string') throw new TypeError(`${what} name must be a string`);
+  return name;
+}
+
+function checkNumber(value: unknown, what: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new TypeError(`${what} must be a number, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** The open/closed state of one handle, shared with the cursors and stores hanging off it. */
+class Guard {
+  closed = false;
+  constructor(readonly what: string) {}
+  check(): void {
+    if (this.closed) throw new ClosedError(`${this.what} is closed`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs
+
+/** Slots a log's first segment starts with; later ones start at their predecessor's count. */
+const INITIAL_CAPACITY = 256;
+/** V8 keeps `new Array(n)` in fast elements only below about 100k slots. */
+const MAX_PREALLOCATED = 65_536;
+
+/**
+ * A segment's records and timestamps live in arrays sized up front (from the previous segment's
+ * record count), so appends write into place instead of growing arrays by copying.
+ */
+class Segment<T> {
+  records: Slot<T>[];
+  timestamps: Float64Array;
+  count = 0;
+  deletedCount = 0;
+  /** byteLength sum of every record, deleted ones included. */
+  bytes = 0;
+  deletedBytes = 0;
+  /** Set once the segment left the log; cursors standing on it then re-locate. */
+  dropped = false;
+
+  constructor(
+    readonly id: number,
+    readonly firstOffset: number,
+    capacity: number,
+  ) {
+    this.records = new Array(capacity);
+    this.timestamps = new Float64Array(capacity);
+  }
+
+  growTimestamps(): void {
+    const grown = new Float64Array(Math.max(INITIAL_CAPACITY, this.count * 2));
+    grown.set(this.timestamps);
+    this.timestamps = grown;
+  }
+
+  /** Gives back unused slots once the segment is no longer written. */
+  trim(): void {
+    const n = this.count;
+    if (this.timestamps.length - n > n >> 2) {
+      this.records.length = n;
+      this.timestamps = this.timestamps.slice(0, n);
+    }
+  }
+
+  info(): SegmentInfo {
+    const n = this.count;
+    return Object.freeze({
+      id: this.id,
+      firstOffset: this.firstOffset,
+      lastOffset: this.firstOffset + n - 1,
+      count: n,
+      deletedCount: this.deletedCount,
+      bytes: this.bytes,
+      firstTimestamp: n > 0 ? this.timestamps[0]! : Number.NaN,
+      lastTimestamp: n > 0 ? this.timestamps[n - 1]! : Number.NaN,
+    });
+  }
+}
+
+/** The data of one log; it outlives the handles opened on it until the log is deleted. */
+class LogData<T> {
+  /** Retained segments, oldest first; never empty, the last one is `active`. */
+  segments: Segment<T>[];
+  active: Segment<T>;
+  nextOffset = 1;
+  nextSegmentId = 1;
+  /** Live (not deleted) records and their bytes. */
+  count = 0;
+  bytes = 0;
+
+  constructor(readonly segmentBytes: number) {
+    this.active = new Segment<T>(this.nextSegmentId++, 1, INITIAL_CAPACITY);
+    this.segments = [this.active];
+  }
+
+  get firstOffset(): number {
+    return this.segments[0]!.firstOffset;
+  }
+
+  append(record: T, timestamp: number, length: number): number {
+    let seg = this.active;
+    if (seg.bytes + length > this.segmentBytes && seg.count > 0) seg = this.roll();
+    const n = seg.count;
+    if (n === seg.timestamps.length) seg.growTimestamps();
+    seg.records[n] = record;
+    seg.timestamps[n] = timestamp;
+    seg.count = n + 1;
+    seg.bytes += length;
+    this.count++;
+    this.bytes += length;
+    return this.nextOffset++;
+  }
+
+  roll(): Segment<T> {
+    const old = this.active;
+    if (old.count === 0) return old;
+    const seg = this.newSegment(Math.min(old.count, MAX_PREALLOCATED));
+    this.segments.push(seg);
+    this.active = seg;
+    if (old.deletedCount === old.count) this.reclaim(old);
+    else old.trim();
+    return seg;
+  }
+
+  private newSegment(capacity: number): Segment<T> {
+    return new Segment<T>(
+      this.nextSegmentId++,
+      this.nextOffset,
+      Math.max(capacity, INITIAL_CAPACITY),
+    );
+  }
+
+  /** Index of the segment holding `offset`, or -1. O(log segments). */
+  indexOf(offset: number): number {
+    const segs = this.segments;
+    let lo = 0;
+    let hi = segs.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const seg = segs[mid]!;
+      if (offset < seg.firstOffset) hi = mid - 1;
+      else if (offset >= seg.firstOffset + seg.count) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** Index of the first segment whose last offset is at or after `offset` (segments.length if none). */
+  indexFrom(offset: number): number {
+    const segs = this.segments;
+    let lo = 0;
+    let hi = segs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const seg = segs[mid]!;
+      if (seg.firstOffset + seg.count <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The segment holding `offset` (fast path: the active one), or undefined. */
+  segmentOf(offset: number): Segment<T> | undefined {
+    const active = this.active;
+    if (offset >= active.firstOffset) return active;
+    return this.segments[this.indexOf(offset)];
+  }
+
+  get(offset: number): T | undefined {
+    if (!Number.isInteger(offset)) return undefined;
+    const seg = this.segmentOf(offset);
+    if (seg === undefined) return undefined;
+    const i = offset - seg.firstOffset;
+    if (i >= seg.count) return undefined;
+    const r = seg.records[i]!;
+    return r === DELETED ? undefined : r;
+  }
+
+  timestampOf(offset: number): number {
+    if (!Number.isInteger(offset)) return Number.NaN;
+    const seg = this.segmentOf(offset);
+    if (seg === undefined) return Number.NaN;
+    const i = offset - seg.firstOffset;
+    return i < seg.count ? seg.timestamps[i]! : Number.NaN;
+  }
+
+  /**
+   * The first retained offset whose timestamp is at or after `timestamp`. Timestamps are assumed
+   * non-decreasing, as arrival times are; after a clock stepped back the answer is a record at or
+   * after `timestamp` but not necessarily the first one.
+   */
+  offsetAt(timestamp: number): number {
+    const segs = this.segments;
+    let lo = 0;
+    let hi = segs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const seg = segs[mid]!;
+      const n = seg.count;
+      // Only the active (last) segment can be empty; it sorts as "before" every timestamp.
+      if (n === 0 || seg.timestamps[n - 1]! < timestamp) lo = mid + 1;
+      else hi = mid;
+    }
+    const seg = segs[lo];
+    if (seg === undefined) return this.nextOffset;
+    const ts = seg.timestamps;
+    let a = 0;
+    let b = seg.count - 1; // ts[b] >= timestamp holds by the search above
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (ts[mid]! < timestamp) a = mid + 1;
+      else b = mid;
+    }
+    return seg.firstOffset + a;
+  }
+
+  dropBefore(offset: number): number {
+    const segs = this.segments;
+    let k = 0;
+    let live = 0;
+    let liveBytes = 0;
+    while (k < segs.length - 1) {
+      const seg = segs[k]!;
+      if (seg.firstOffset + seg.count - 1 >= offset) break;
+      live += seg.count - seg.deletedCount;
+      liveBytes += seg.bytes - seg.deletedBytes;
+      seg.dropped = true;
+      k++;
+    }
+    if (k > 0) {
+      segs.splice(0, k);
+      this.count -= live;
+      this.bytes -= liveBytes;
+    }
+    return live;
+  }
+
+  markDeleted(offset: number, codec: RecordCodec<T>): void {
+    if (!Number.isInteger(offset)) return;
+    const seg = this.segmentOf(offset);
+    if (seg === undefined) return;
+    const i = offset - seg.firstOffset;
+    if (i >= seg.count) return;
+    const r = seg.records[i]!;
+    if (r === DELETED) return;
+    const length = codec.byteLength(r);
+    seg.records[i] = DELETED;
+    seg.deletedCount++;
+    seg.deletedBytes += length;
+    this.count--;
+    this.bytes -= length;
+    if (seg.deletedCount === seg.count && seg !== this.active) this.reclaim(seg);
+  }
+
+  isDeleted(offset: number): boolean {
+    if (!Number.isInteger(offset)) return false;
+    const seg = this.segmentOf(offset);
+    return seg !== undefined && seg.records[offset - seg.firstOffset] === DELETED;
+  }
+
+  truncate(): void {
+    if (this.segments.length === 1 && this.active.count === 0) return;
+    for (const seg of this.segments) seg.dropped = true;
+    this.active = this.newSegment(INITIAL_CAPACITY);
+    this.segments = [this.active];
+    this.count = 0;
+    this.bytes = 0;
+  }
+
+  /** Removes a fully deleted segment (never the active one). */
+  private reclaim(seg: Segment<T>): void {
+    const i = this.segments.indexOf(seg);
+    this.segments.splice(i, 1);
+    seg.dropped = true;
+    seg.records = [];
+    seg.timestamps = new Float64Array(0);
+  }
+}
+
+class MemoryCursor<T> implements LogCursor<T> {
+  offset = 0;
+  timestamp = Number.NaN;
+  record: T = undefined as T;
+  #data: LogData<T>;
+  #guard: Guard;
+  #seg!: Segment<T>;
+  /** Index in `#seg` of the next candidate; may lie past its end after a seek past the end. */
+  #index = 0;
+
+  constructor(data: LogData<T>, guard: Guard, offset: number) {
+    this.#data = data;
+    this.#guard = guard;
+    this.seek(offset);
+  }
+
+  next(): boolean {
+    if (this.#guard.closed) this.#guard.check();
+    let seg = this.#seg;
+    let i = this.#index;
+    for (;;) {
+      if (seg.dropped) {
+        this.seek(seg.firstOffset + i);
+        seg = this.#seg;
+        i = this.#index;
+      }
+      const records = seg.records;
+      const n = seg.count;
+      while (i < n) {
+        const r = records[i]!;
+        if (r !== DELETED) {
+          this.record = r;
+          this.offset = seg.firstOffset + i;
+          this.timestamp = seg.timestamps[i]!;
+          this.#seg = seg;
+          this.#index = i + 1;
+          return true;
+        }
+        i++;
+      }
+      if (seg === this.#data.active) {
+        this.#seg = seg;
+        this.#index = i;
+        return false;
+      }
+      this.seek(seg.firstOffset + i);
+      seg = this.#seg;
+      i = this.#index;
+    }
+  }
+
+  seek(offset: number): void {
+    this.#guard.check();
+    checkNumber(offset, 'cursor offset');
+    const data = this.#data;
+    const target = Math.max(Math.ceil(offset), data.firstOffset);
+    const seg = data.segments[data.indexFrom(target)] ?? data.active;
+    this.#seg = seg;
+    this.#index = Math.max(0, target - seg.firstOffset);
+  }
+}
+
+class MemoryLog<T> implements Log<T> {
+  readonly name: string;
+  readonly #data: LogData<T>;
+  readonly #codec: RecordCodec<T>;
+  readonly #guard: Guard;
+  readonly #onClose: () => void;
+
+  constructor(name: string, data: LogData<T>, codec: RecordCodec<T>, onClose: () => void) {
+    this.name = name;
+    this.#data = data;
+    this.#codec = codec;
+    this.#guard = new Guard(`log '${name}'`);
+    this.#onClose = onClose;
+  }
+
+  get firstOffset(): number {
+    this.#guard.check();
+    return this.#data.firstOffset;
+  }
+
+  get nextOffset(): number {
+    this.#guard.check();
+    return this.#data.nextOffset;
+  }
+
+  get count(): number {
+    this.#guard.check();
+    return this.#data.count;
+  }
+
+  get bytes(): number {
+    this.#guard.check();
+    return this.#data.bytes;
+  }
+
+  append(record: T, timestamp: number): number {
+    if (this.#guard.closed) this.#guard.check();
+    if (typeof timestamp !== 'number' || Number.isNaN(timestamp)) {
+      throw new TypeError(`timestamp must be a number, got ${String(timestamp)}`);
+    }
+    return this.#data.append(record, timestamp, this.#codec.byteLength(record));
+  }
+
+  sync(): Promise<void> {
+    return this.#guard.closed
+      ? Promise.reject(new ClosedError(`log '${this.name}' is closed`))
+      : RESOLVED;
+  }
+
+  get(offset: number): T | undefined {
+    this.#guard.check();
+    return this.#data.get(offset);
+  }
+
+  timestampOf(offset: number): number {
+    this.#guard.check();
+    return this.#data.timestampOf(offset);
+  }
+
+  cursor(offset?: number): LogCursor<T> {
+    this.#guard.check();
+    return new MemoryCursor(this.#data, this.#guard, offset ?? 0);
+  }
+
+  segments(): readonly SegmentInfo[] {
+    this.#guard.check();
+    return this.#data.segments.map((seg) => seg.info());
+  }
+
+  offsetAt(timestamp: number): number {
+    this.#guard.check();
+    return this.#data.offsetAt(checkNumber(timestamp, 'timestamp'));
+  }
+
+  dropBefore(offset: number): number {
+    this.#guard.check();
+    return this.#data.dropBefore(checkNumber(offset, 'offset'));
+  }
+
+  markDeleted(offset: number): void {
+    this.#guard.check();
+    this.#data.markDeleted(offset, this.#codec);
+  }
+
+  isDeleted(offset: number): boolean {
+    this.#guard.check();
+    return this.#data.isDeleted(offset);
+  }
+
+  roll(): void {
+    this.#guard.check();
+    this.#data.roll();
+  }
+
+  truncate(): void {
+    this.#guard.check();
+    this.#data.truncate();
+  }
+
+  close(): Promise<void> {
+    if (!this.#guard.closed) {
+      this.#guard.closed = true;
+      this.#onClose();
+    }
+    return RESOLVED;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata
+
+class MetaData {
+  readonly map = new Map<string, JsonValue>();
+  /** Keys in order, rebuilt lazily after a key is added or removed. */
+  sorted: string[] | null = [];
+}
+
+class MemoryMeta implements MetaStore {
+  readonly #data: MetaData;
+  readonly #guard: Guard;
+
+  constructor(data: MetaData, guard: Guard) {
+    this.#data = data;
+    this.#guard = guard;
+  }
+
+  get(key: string): JsonValue | undefined {
+    this.#guard.check();
+    return this.#data.map.get(key);
+  }
+
+  set(key: string, value: JsonValue): void {
+    this.#guard.check();
+    checkName(key, 'metadata key');
+    const frozen = frozenJsonCopy(value);
+    const map = this.#data.map;
+    if (!map.has(key)) this.#data.sorted = null;
+    map.set(key, frozen);
+  }
+
+  delete(key: string): void {
+    this.#guard.check();
+    if (this.#data.map.delete(key)) this.#data.sorted = null;
+  }
+
+  entries(prefix = ''): IterableIterator<[string, JsonValue]> {
+    this.#guard.check();
+    checkName(prefix, 'metadata prefix');
+    const data = this.#data;
+    if (data.sorted === null) data.sorted = [...data.map.keys()].sort();
+    const keys = data.sorted;
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid]! < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    let end = lo;
+    while (end < keys.length && keys[end]!.startsWith(prefix)) end++;
+    return snapshot(data.map, keys.slice(lo, end));
+  }
+
+  sync(): Promise<void> {
+    return this.#guard.closed
+      ? Promise.reject(new ClosedError(`${this.#guard.what} is closed`))
+      : RESOLVED;
+  }
+}
+
+/** Yields the keys as they were when `entries()` was called, skipping any deleted since. */
+function* snapshot(
+  map: Map<string, JsonValue>,
+  keys: string[],
+): Generator<[string, JsonValue], undefined, undefined> {
+  for (const key of keys) {
+    const value = map.get(key);
+    if (value !== undefined) yield [key, value];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Namespaces and the adapter
+
+class NamespaceData {
+  readonly meta = new MetaData();
+  // biome-ignore lint/suspicious/noExplicitAny: logs of any record type share the namespace.
+  readonly logs = new Map<string, LogData<any>>();
+}
+
+class MemoryNamespace implements Namespace {
+  readonly name: string;
+  readonly meta: MetaStore;
+  readonly #data: NamespaceData;
+  readonly #guard: Guard;
+  readonly #segmentBytes: number;
+  readonly #onClose: () => void;
+  // biome-ignore lint/suspicious/noExplicitAny: open handles of any record type.
+  readonly #open = new Map<string, MemoryLog<any>>();
+
+  constructor(name: string, data: NamespaceData, segmentBytes: number, onClose: () => void) {
+    this.name = name;
+    this.#data = data;
+    this.#segmentBytes = segmentBytes;
+    this.#onClose = onClose;
+    this.#guard = new Guard(`namespace '${name}'`);
+    this.meta = new MemoryMeta(data.meta, this.#guard);
+  }
+
+  async openLog<T>(name: string, codec: RecordCodec<T>, options: LogOptions = {}): Promise<Log<T>> {
+    this.#guard.check();
+    checkName(name, 'log');
+    const open = this.#open.get(name);
+    if (open !== undefined) return open;
+    let data = this.#data.logs.get(name);
+    if (data === undefined) {
+      data = new LogData<T>(checkSegmentBytes(options.segmentBytes ?? this.#segmentBytes));
+      this.#data.logs.set(name, data);
+    }
+    const log: MemoryLog<T> = new MemoryLog<T>(name, data, codec, () => {
+      if (this.#open.get(name) === log) this.#open.delete(name);
+    });
+    this.#open.set(name, log);
+    return log;
+  }
+
+  async listLogs(): Promise<string[]> {
+    this.#guard.check();
+    return [...this.#data.logs.keys()].sort();
+  }
+
+  async deleteLog(name: string): Promise<void> {
+    this.#guard.check();
+    checkName(name, 'log');
+    await this.#open.get(name)?.close();
+    this.#data.logs.delete(name);
+  }
+
+  sync(): Promise<void> {
+    return this.#guard.closed
+      ? Promise.reject(new ClosedError(`${this.#guard.what} is closed`))
+      : RESOLVED;
+  }
+
+  async close(): Promise<void> {
+    if (this.#guard.closed) return;
+    this.#guard.closed = true;
+    for (const log of [...this.#open.values()]) await log.close();
+    this.#onClose();
+  }
+}
+
+class MemoryAdapter implements StorageAdapter {
+  readonly supports: StorageFeatures = Object.freeze({
+    persistent: false,
+    fsync: false,
+    // Deleted records are released the moment they are marked, which is what compaction buys.
+    compaction: true,
+  });
+  readonly #segmentBytes: number;
+  readonly #data = new Map<string, NamespaceData>();
+  readonly #open = new Map<string, MemoryNamespace>();
+  readonly #guard = new Guard('storage');
+
+  constructor(segmentBytes: number) {
+    this.#segmentBytes = segmentBytes;
+  }
+
+  async namespace(name: string): Promise<Namespace> {
+    this.#guard.check();
+    checkName(name, 'namespace');
+    const open = this.#open.get(name);
+    if (open !== undefined) return open;
+    let data = this.#data.get(name);
+    if (data === undefined) {
+      data = new NamespaceData();
+      this.#data.set(name, data);
+    }
+    const ns: MemoryNamespace = new MemoryNamespace(name, data, this.#segmentBytes, () => {
+      if (this.#open.get(name) === ns) this.#open.delete(name);
+    });
+    this.#open.set(name, ns);
+    return ns;
+  }
+
+  async listNamespaces(): Promise<string[]> {
+    this.#guard.check();
+    return [...this.#data.keys()].sort();
+  }
+
+  async deleteNamespace(name: string): Promise<void> {
+    this.#guard.check();
+    checkName(name, 'namespace');
+    await this.#open.get(name)?.close();
+    this.#data.delete(name);
+  }
+
+  async close(): Promise<void> {
+    if (this.#guard.closed) return;
+    this.#guard.closed = true;
+    for (const ns of [...this.#open.values()]) await ns.close();
+    this.#data.clear();
+  }
+}

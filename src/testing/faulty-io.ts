@@ -1,0 +1,130 @@
+/**
+ * A fault-injecting wrapper around the fs adapter's file operations, for tests that prove what
+ * survives a failed write or a crash:
+ *
+ * ```ts
+ * const faults = faultyIo();
+ * const storage = fsStorage({ dir, io: faults.io });
+ * faults.failWritesAfter(10); // the write crossing 10 more bytes stops half-way and throws EIO
+ * ```
+ */
+import { type FsIo, nodeIo } from '../storage/fs/io.js';
+
+/** Controls and counters of a {@link faultyIo}. */
+export interface FaultyIo {
+  /** The file operations to pass to `fsStorage({ io })`. */
+  readonly io: FsIo;
+  /**
+   * After `bytes` more bytes are written, the write in progress stops there (a torn write) and
+   * throws EIO, and so does every later write until `heal()`.
+   */
+  failWritesAfter(bytes: number): void;
+  /** Every later fsync reports EIO until `heal()`. */
+  failFsyncs(): void;
+  /**
+   * Simulates the process dying: from now on nothing more reaches the disk (writes, fsyncs,
+   * renames, unlinks and truncations throw), while reads and closing descriptors still work so
+   * the test can release the adapter.
+   */
+  crash(): void;
+  /** Stops injecting faults. */
+  heal(): void;
+  /** Bytes read, bytes written and fsyncs done so far. */
+  readonly stats: { bytesRead: number; bytesWritten: number; fsyncs: number };
+}
+
+function eio(what: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`EIO: i/o error, ${what} (injected)`);
+  error.code = 'EIO';
+  return error;
+}
+
+/** Wraps `base` (the real file system by default) with fault injection. */
+export function faultyIo(base: FsIo = nodeIo): FaultyIo {
+  let writeBudget = Number.POSITIVE_INFINITY;
+  let fsyncFails = false;
+  let crashed = false;
+  const stats = { bytesRead: 0, bytesWritten: 0, fsyncs: 0 };
+  const mutation = (what: string) => {
+    if (crashed) throw eio(what);
+  };
+
+  const io: FsIo = {
+    ...base,
+    openSync(path, flags) {
+      if (flags !== 'r') mutation(`open '${path}'`);
+      return base.openSync(path, flags);
+    },
+    writeSync(fd, buffer, offset, length, position) {
+      mutation('write');
+      if (length > writeBudget) {
+        const partial = Math.max(0, Math.floor(writeBudget));
+        if (partial > 0) base.writeSync(fd, buffer, offset, partial, position);
+        stats.bytesWritten += partial;
+        writeBudget = 0;
+        throw eio('write');
+      }
+      writeBudget -= length;
+      const n = base.writeSync(fd, buffer, offset, length, position);
+      stats.bytesWritten += n;
+      return n;
+    },
+    readSync(fd, buffer, offset, length, position) {
+      const n = base.readSync(fd, buffer, offset, length, position);
+      stats.bytesRead += n;
+      return n;
+    },
+    fsync(fd, callback) {
+      if (crashed || fsyncFails) {
+        setImmediate(() => callback(eio('fsync')));
+        return;
+      }
+      stats.fsyncs++;
+      base.fsync(fd, callback);
+    },
+    fsyncSync(fd) {
+      if (crashed || fsyncFails) throw eio('fsync');
+      stats.fsyncs++;
+      base.fsyncSync(fd);
+    },
+    ftruncateSync(fd, length) {
+      mutation('ftruncate');
+      base.ftruncateSync(fd, length);
+    },
+    renameSync(from, to) {
+      mutation(`rename '${from}'`);
+      base.renameSync(from, to);
+    },
+    unlinkSync(path) {
+      mutation(`unlink '${path}'`);
+      base.unlinkSync(path);
+    },
+    mkdirSync(path) {
+      mutation(`mkdir '${path}'`);
+      base.mkdirSync(path);
+    },
+    rmSync(path) {
+      mutation(`rm '${path}'`);
+      base.rmSync(path);
+    },
+  };
+
+  return {
+    io,
+    stats,
+    failWritesAfter(bytes) {
+      writeBudget = bytes;
+    },
+    failFsyncs() {
+      fsyncFails = true;
+    },
+    crash() {
+      crashed = true;
+    },
+    heal() {
+      writeBudget = Number.POSITIVE_INFINITY;
+      fsyncFails = false;
+      crashed = false;
+    },
+  };
+}

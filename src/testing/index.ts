@@ -1,0 +1,10 @@
+/** Test helpers for applications and adapters: `import { ManualClock } from 'mqlite/testing'`. */
+
+export { type FaultyIo, faultyIo } from './faulty-io.js';
+export { ManualClock } from './manual-clock.js';
+export {
+  type ConformanceTest,
+  type StorageConformanceOptions,
+  storageConformance,
+  testRecordCodec,
+} from './storage-conformance.js';

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import type { QueueDeclareOptions } from '../../src/broker/declare-options.js';
+import { Broker } from '../../src/broker.js';
+
+async function redeclare(first: QueueDeclareOptions, second: QueueDeclareOptions) {
+  await using broker = await Broker.open();
+  const q = await broker.queue('jobs', first);
+  try {
+    const again = await broker.queue('jobs', second);
+    expect(again).toBe(q);
+    return undefined;
+  } catch (error) {
+    return error as Error & { code: string; replyCode: number };
+  }
+}
+
+describe('redeclaring a queue', () => {
+  it('returns the same queue object for an identical declaration of every kind', async () => {
+    await using broker = await Broker.open();
+    const decls: [string, QueueDeclareOptions][] = [
+      ['fifo', { arguments: { 'x-message-ttl': 1000 } }],
+      ['prio', { arguments: { 'x-max-priority': 5 } }],
+      ['lvq', { arguments: { 'qpid.last_value_queue_key': 'k' } }],
+      ['stream', { arguments: { 'x-queue-type': 'stream', 'x-max-age': '1D' } }],
+    ];
+    for (const [name, options] of decls) {
+      const q = await broker.queue(name, options);
+      expect(await broker.queue(name, options)).toBe(q);
+    }
+  });
+
+  it('fails with 406 in RabbitMQ words when x-max-priority is added', async () => {
+    const error = await redeclare({}, { arguments: { 'x-max-priority': 5 } });
+    expect(error).toMatchObject({
+      code: 'MQLITE_PRECONDITION_FAILED',
+      replyCode: 406,
+      message:
+        "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received the value '5' of type 'signedint' but current is none",
+    });
+  });
+
+  it('fails with 406 when x-max-priority changes or is dropped', async () => {
+    expect((await redeclare({ maxPriority: 5 }, { maxPriority: 9 }))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received the value '9' of type 'signedint' but current is the value '5' of type 'signedint'",
+    );
+    expect((await redeclare({ maxPriority: 5 }, {}))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received none but current is the value '5' of type 'signedint'",
+    );
+  });
+
+  it('fails with 406 naming each classic argument that differs', async () => {
+    const cases: [string, unknown, unknown][] = [
+      ['x-message-ttl', 1000, 2000],
+      ['x-expires', 1000, 2000],
+      ['x-max-length', 10, 20],
+      ['x-max-length-bytes', 10, 20],
+      ['x-overflow', 'drop-head', 'reject-publish'],
+      ['x-dead-letter-exchange', '', 'other'],
+      ['x-delivery-limit', 1, 2],
+      ['x-single-active-consumer', true, false],
+    ];
+    for (const [arg, a, b] of cases) {
+      const error = await redeclare({ arguments: { [arg]: a } }, { arguments: { [arg]: b } });
+      expect(error?.message, arg).toMatch(
+        new RegExp(
+          `^PRECONDITION_FAILED - inequivalent arg '${arg}' for queue 'jobs' in vhost '/': received the value`,
+        ),
+      );
+    }
+  });
+
+  it('fails with 406 when durable or auto_delete differ', async () => {
+    expect((await redeclare({ durable: true }, { durable: false }))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'durable' for queue 'jobs' in vhost '/': received 'false' but current is 'true'",
+    );
+    expect((await redeclare({}, { autoDelete: true }))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'auto_delete' for queue 'jobs' in vhost '/': received 'true' but current is 'false'",
+    );
+  });
+
+  it('fails with 406 when a stream is redeclared as a classic queue and the other way round', async () => {
+    expect((await redeclare({ type: 'stream' }, {}))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received the value 'classic' of type 'longstr' but current is the value 'stream' of type 'longstr'",
+    );
+    expect((await redeclare({}, { type: 'stream' }))?.message).toMatch(
+      /inequivalent arg 'x-queue-type'.*received the value 'stream'/,
+    );
+    expect(
+      (await redeclare({ type: 'stream', maxAge: '1D' }, { type: 'stream', maxAge: '2D' }))
+        ?.message,
+    ).toMatch(/inequivalent arg 'x-max-age'/);
+  });
+
+  it('fails with 406 when an LVQ is redeclared without LVQ arguments or with another key', async () => {
+    expect((await redeclare({ lvq: true }, {}))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue' for queue 'jobs' in vhost '/': received none but current is the value 'true' of type 'bool'",
+    );
+    expect((await redeclare({}, { lvqKey: 'k' }))?.message).toMatch(
+      /inequivalent arg 'qpid.last_value_queue_key'.*received the value 'k' of type 'longstr' but current is none/,
+    );
+    expect((await redeclare({ lvqKey: 'a' }, { lvqKey: 'b' }))?.message).toMatch(
+      /inequivalent arg 'qpid.last_value_queue_key'.*received the value 'b'.*current is the value 'a'/,
+    );
+  });
+
+  it('treats an LVQ key spelled two ways as the same, and ignores x-max-priority on an LVQ', async () => {
+    expect(await redeclare({ lvq: true }, { lvqKey: 'qpid.LVQ_key' })).toBeUndefined();
+    expect(
+      await redeclare({ lvq: true, maxPriority: 3 }, { lvq: true, maxPriority: 7 }),
+    ).toBeUndefined();
+  });
+
+  it('ignores arguments mqlite does not interpret, as RabbitMQ does', async () => {
+    expect(
+      await redeclare({ arguments: { 'x-custom': 1 } }, { arguments: { 'x-custom': 2 } }),
+    ).toBeUndefined();
+  });
+
+  it('compares numbers by value whatever their width', async () => {
+    expect(
+      await redeclare(
+        { arguments: { 'x-max-length': 10 } },
+        { arguments: { 'x-max-length': 10n } },
+      ),
+    ).toBeUndefined();
+  });
+
+  it('changes nothing when the redeclaration fails', async () => {
+    await using broker = await Broker.open();
+    const q = await broker.queue('jobs', { maxPriority: 5 });
+    await q.publish('x');
+    await expect(broker.queue('jobs', { maxPriority: 6 })).rejects.toThrow();
+    expect(broker.queues()).toMatchObject([
+      { name: 'jobs', kind: 'priority', arguments: { 'x-max-priority': 5 }, messages: 1 },
+    ]);
+  });
+});

@@ -1,0 +1,148 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { messageCodec } from '../../src/message/codec.js';
+import type { FieldValue, MessageProperties, StoredMessage } from '../../src/message/types.js';
+
+const { value: fieldValue } = fc.letrec<{ value: FieldValue; table: Record<string, FieldValue> }>(
+  (tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.string({ unit: 'grapheme', maxLength: 20 }),
+      fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      fc.double(),
+      fc.maxSafeInteger(),
+      fc.bigInt(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.date({ noInvalidDate: true }),
+      fc.uint8Array({ maxLength: 16 }),
+      fc.array(tie('value'), { maxLength: 4 }),
+      tie('table'),
+    ),
+    table: fc.dictionary(fc.string({ maxLength: 10 }), tie('value'), {
+      maxKeys: 4,
+      noNullPrototype: true,
+    }),
+  }),
+);
+
+const shortString = fc.string({ unit: 'grapheme', maxLength: 30 });
+
+const properties: fc.Arbitrary<MessageProperties> = fc.record(
+  {
+    contentType: shortString,
+    contentEncoding: shortString,
+    headers: fc.dictionary(fc.string({ maxLength: 12 }), fieldValue, {
+      maxKeys: 6,
+      noNullPrototype: true,
+    }),
+    deliveryMode: fc.constantFrom(1, 2),
+    priority: fc.integer({ min: 0, max: 255 }),
+    correlationId: shortString,
+    replyTo: shortString,
+    expiration: fc.nat().map(String),
+    messageId: shortString,
+    timestamp: fc.date({ noInvalidDate: true }),
+    type: shortString,
+    userId: shortString,
+    appId: shortString,
+  },
+  { requiredKeys: [], noNullPrototype: true },
+);
+
+const message: fc.Arbitrary<StoredMessage> = fc.record(
+  {
+    exchange: shortString,
+    routingKey: fc.string({ maxLength: 300 }),
+    properties,
+    body: fc.uint8Array({ maxLength: 300 }),
+  },
+  { noNullPrototype: true },
+);
+
+describe('messageCodec', () => {
+  test('a message reads back exactly as it was stored', () => {
+    fc.assert(
+      fc.property(message, (m) => {
+        const bytes = messageCodec.encode(m);
+        expect(messageCodec.decode(bytes.slice())).toStrictEqual(m);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('header numbers keep their kind: integers, fractions, -0 and bigints', () => {
+    const m: StoredMessage = {
+      exchange: '',
+      routingKey: 'q',
+      properties: {
+        headers: { int: 7, float: 7.5, negZero: -0, big: 2 ** 40, long: 5n, huge: 2n ** 80n },
+      },
+      body: new Uint8Array(),
+    };
+    const headers = messageCodec.decode(messageCodec.encode(m)).properties.headers!;
+    expect(headers.int).toBe(7);
+    expect(headers.float).toBe(7.5);
+    expect(Object.is(headers.negZero, -0)).toBe(true);
+    expect(headers.big).toBe(2 ** 40);
+    expect(headers.long).toBe(5n);
+    expect(headers.huge).toBe(2n ** 80n);
+  });
+
+  test('a header named __proto__ stays a plain header', () => {
+    const headers = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, FieldValue>;
+    const m: StoredMessage = {
+      exchange: '',
+      routingKey: '',
+      properties: { headers },
+      body: new Uint8Array(),
+    };
+    const decoded = messageCodec.decode(messageCodec.encode(m)).properties.headers!;
+    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
+    expect(Object.hasOwn(decoded, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  test('decoded messages own their bytes and are frozen', () => {
+    const m: StoredMessage = {
+      exchange: 'x',
+      routingKey: 'k',
+      properties: { headers: { a: [1, { b: 2 }] } },
+      body: new Uint8Array([1, 2, 3]),
+    };
+    const bytes = messageCodec.encode(m).slice();
+    const decoded = messageCodec.decode(bytes);
+    bytes.fill(0);
+    expect(decoded.body).toEqual(new Uint8Array([1, 2, 3]));
+    expect(Object.isFrozen(decoded)).toBe(true);
+    expect(Object.isFrozen(decoded.properties.headers)).toBe(true);
+  });
+
+  test('truncated or garbled bytes fail to decode instead of yielding a wrong message', () => {
+    const m: StoredMessage = {
+      exchange: 'exchange',
+      routingKey: 'routing.key',
+      properties: { messageId: 'id-1', headers: { a: 'b' } },
+      body: new Uint8Array(0),
+    };
+    const bytes = messageCodec.encode(m).slice();
+    for (const cut of [0, 1, 3, 8]) {
+      expect(() => messageCodec.decode(bytes.subarray(0, cut))).toThrow(RangeError);
+    }
+  });
+
+  test('byteLength counts the body and grows with names, properties and headers', () => {
+    const base: StoredMessage = {
+      exchange: '',
+      routingKey: 'q',
+      properties: {},
+      body: new Uint8Array(100),
+    };
+    const size = messageCodec.byteLength(base);
+    expect(size).toBeGreaterThanOrEqual(100);
+    expect(messageCodec.byteLength({ ...base, body: new Uint8Array(200) })).toBe(size + 100);
+    expect(
+      messageCodec.byteLength({ ...base, properties: { headers: { key: 'value' } } }),
+    ).toBeGreaterThan(size + 8);
+  });
+});

@@ -1,0 +1,172 @@
+import type { AMQPMessage } from '@cloudamqp/amqp-client';
+import { expect } from 'vitest';
+import { eventually } from '../helpers.js';
+import type { ParityQueue, Scenario } from '../types.js';
+
+/**
+ * Waits until a `get` on `q` returns a message (dead-lettering is asynchronous on a broker). With
+ * `noAck: false` the caller settles it.
+ */
+function arrival(q: ParityQueue, what: string, noAck = true): Promise<AMQPMessage> {
+  return eventually(
+    () => q.get({ noAck }),
+    (m) => m !== null,
+    what,
+  ) as Promise<AMQPMessage>;
+}
+
+/** An `x-death` entry as RabbitMQ 3.10 writes it (`time` is a whole-second timestamp). */
+function death(
+  queue: string,
+  reason: string,
+  count: number,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    count,
+    reason,
+    queue,
+    time: expect.any(Date),
+    exchange: '',
+    'routing-keys': [queue],
+    ...extra,
+  };
+}
+
+export const deadLetterScenarios: Scenario[] = [
+  {
+    name: 'an expired message is dead-lettered with x-death, original-expiration kept, expiration removed',
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('ttl-dlq', { durable: false });
+      const q = await ctx.queue('ttl', {
+        durable: false,
+        arguments: {
+          'x-message-ttl': 60,
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': dlq.name,
+        },
+      });
+      const before = Math.floor(Date.now() / 1000) * 1000;
+      await q.publish('short', { expiration: '20', headers: { h: 1 }, priority: 3 });
+      await q.publish('queue-ttl');
+      await ctx.elapse(60);
+      const first = await arrival(dlq, 'the first dead-lettered message');
+      const second = await arrival(dlq, 'the second dead-lettered message');
+      expect(first.bodyString()).toBe('short');
+      expect(first.exchange).toBe('');
+      expect(first.routingKey).toBe(dlq.name);
+      expect(first.properties.expiration).toBeUndefined();
+      expect(first.properties.priority).toBe(3);
+      expect(first.properties.headers).toEqual({
+        h: 1,
+        'x-death': [death(q.name, 'expired', 1, { 'original-expiration': '20' })],
+        'x-first-death-exchange': '',
+        'x-first-death-queue': q.name,
+        'x-first-death-reason': 'expired',
+      });
+      const deaths = first.properties.headers?.['x-death'] as { time: Date }[] | undefined;
+      const time = deaths?.[0]?.time.getTime() ?? Number.NaN;
+      expect(time).toBeGreaterThanOrEqual(before);
+      expect(time % 1000).toBe(0);
+      expect(second.bodyString()).toBe('queue-ttl');
+      expect(second.properties.headers).toEqual({
+        'x-death': [death(q.name, 'expired', 1)],
+        'x-first-death-exchange': '',
+        'x-first-death-queue': q.name,
+        'x-first-death-reason': 'expired',
+      });
+    },
+  },
+  {
+    name: 'the lower of queue TTL and message expiration applies, and an expired message is never delivered',
+    async run(_session, ctx) {
+      const q = await ctx.queue('ttl-min', { durable: false, arguments: { 'x-message-ttl': 60 } });
+      await q.publish('long-expiration', { expiration: '100000' });
+      await q.publish('no-expiration');
+      const keep = await ctx.queue('ttl-keep', { durable: false });
+      await keep.publish('kept', { expiration: '100000' });
+      await ctx.elapse(60);
+      await eventually(
+        () => q.get(),
+        (m) => m === null,
+        'the queue to have dropped its expired messages',
+      );
+      const kept = await keep.get();
+      expect(kept?.bodyString()).toBe('kept');
+      expect(kept?.properties.expiration).toBe('100000');
+    },
+  },
+  {
+    name: 'a rejected message is dead-lettered, and each death of a rejection cycle updates x-death, newest first',
+    async run(_session, ctx) {
+      const a = ctx.name('cycle-a');
+      const b = ctx.name('cycle-b');
+      const qa = await ctx.queue('cycle-a', {
+        durable: false,
+        arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': b },
+      });
+      const qb = await ctx.queue('cycle-b', {
+        durable: false,
+        arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': a },
+      });
+      await qa.publish('ping', { expiration: '100000' });
+      await (await qa.get({ noAck: false }))?.reject(false);
+      const inB = await arrival(qb, 'the message dead-lettered to b', false);
+      expect(inB.properties.headers?.['x-death']).toEqual([
+        death(a, 'rejected', 1, { 'original-expiration': '100000' }),
+      ]);
+      expect(inB.properties.expiration).toBeUndefined();
+      await inB.reject(false);
+      const backInA = await arrival(qa, 'the message dead-lettered back to a', false);
+      expect(backInA.properties.headers?.['x-death']).toEqual([
+        death(b, 'rejected', 1),
+        death(a, 'rejected', 1, { 'original-expiration': '100000' }),
+      ]);
+      await backInA.reject(false);
+      const final = await arrival(qb, 'the message dead-lettered to b again');
+      expect(final.properties.headers).toEqual({
+        'x-death': [
+          death(a, 'rejected', 2, { 'original-expiration': '100000' }),
+          death(b, 'rejected', 1),
+        ],
+        'x-first-death-exchange': '',
+        'x-first-death-queue': a,
+        'x-first-death-reason': 'rejected',
+      });
+    },
+  },
+  {
+    name: 'dead-lettering to a missing queue drops the message silently',
+    async run(_session, ctx) {
+      const q = await ctx.queue('dl-nowhere', {
+        durable: false,
+        arguments: {
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': ctx.name('does-not-exist'),
+        },
+      });
+      await q.publish('x');
+      await (await q.get({ noAck: false }))?.reject(false);
+      expect(await q.get()).toBeNull();
+    },
+  },
+  {
+    name: 'dead-lettering routes through a named exchange with the original routing key',
+    async run(_session, ctx) {
+      const dlx = await ctx.exchange('dlx', 'topic', { durable: false });
+      const dlq = await ctx.queue('dlx-q', { durable: false });
+      const q = await ctx.queue('dlx-src', {
+        durable: false,
+        arguments: { 'x-dead-letter-exchange': dlx.name },
+      });
+      await dlq.bind(dlx.name, `${q.name}.#`);
+      await dlq.bind(dlx.name, q.name);
+      await q.publish('x');
+      await (await q.get({ noAck: false }))?.nack(false);
+      const msg = await arrival(dlq, 'the message dead-lettered through the exchange');
+      expect([msg.exchange, msg.routingKey]).toEqual([dlx.name, q.name]);
+      expect(msg.properties.headers?.['x-death']).toEqual([{ ...death(q.name, 'rejected', 1) }]);
+      expect(msg.properties.headers?.['x-first-death-exchange']).toBe('');
+    },
+  },
+];

@@ -1,0 +1,99 @@
+import { expect } from 'vitest';
+import { drain, eventually, publishAll } from '../helpers.js';
+import type { ParityContext, Scenario } from '../types.js';
+
+/** A queue limited to two messages with the given overflow, dead-lettering to a fresh queue. */
+async function limited(
+  ctx: ParityContext,
+  overflow: string | undefined,
+  limit: Record<string, number>,
+) {
+  const dlq = await ctx.queue(`${overflow ?? 'default'}-dlq`, { durable: false });
+  const q = await ctx.queue(`${overflow ?? 'default'}-limited`, {
+    durable: false,
+    arguments: {
+      ...limit,
+      ...(overflow && { 'x-overflow': overflow }),
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': dlq.name,
+    },
+  });
+  return { q, dlq };
+}
+
+/** Reads the dead-letter queue until it holds `n` messages, returning `[body, reason]` pairs. */
+async function deadLettered(
+  ctx: ParityContext,
+  dlq: Awaited<ReturnType<typeof limited>>['dlq'],
+  n: number,
+) {
+  const got: [string, unknown][] = [];
+  await eventually(
+    async () => {
+      for (let m = await dlq.get(); m; m = await dlq.get()) {
+        got.push([m.bodyString() ?? '', m.properties.headers?.['x-first-death-reason']]);
+      }
+      return got.length;
+    },
+    (len) => len >= n,
+    `${n} dead-lettered messages on ${ctx.target}`,
+  );
+  return got;
+}
+
+export const maxLengthScenarios: Scenario[] = [
+  {
+    name: 'x-max-length drops (and dead-letters) the oldest message by default (drop-head)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 2 });
+      await publishAll(q, ['a', 'b', 'c', 'd']);
+      expect(await drain(q)).toEqual(['c', 'd']);
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['a', 'maxlen'],
+        ['b', 'maxlen'],
+      ]);
+    },
+  },
+  {
+    name: 'x-overflow drop-head counts only ready messages, not unacked ones',
+    async run(_session, ctx) {
+      const { q } = await limited(ctx, 'drop-head', { 'x-max-length': 1 });
+      await publishAll(q, ['a']);
+      const held = await q.get({ noAck: false });
+      await publishAll(q, ['b']);
+      expect(await drain(q)).toEqual(['b']);
+      await held?.ack();
+    },
+  },
+  {
+    name: 'x-max-length-bytes drops by body bytes, dead-lettering with reason maxlen',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length-bytes': 4 });
+      await publishAll(q, ['aa', 'bb', 'cc']);
+      expect(await drain(q)).toEqual(['bb', 'cc']);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['aa', 'maxlen']]);
+    },
+  },
+  {
+    name: 'x-overflow reject-publish refuses the new message and keeps the queue unchanged',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, 'reject-publish', { 'x-max-length': 2 });
+      await publishAll(q, ['a', 'b']);
+      await expect(q.publish('c')).rejects.toThrow();
+      expect(await drain(q)).toEqual(['a', 'b']);
+      await q.publish('d');
+      expect(await drain(q)).toEqual(['d']);
+      expect(await dlq.get()).toBeNull();
+    },
+  },
+  {
+    name: 'x-overflow reject-publish-dlx refuses the new message and dead-letters it',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, 'reject-publish-dlx', { 'x-max-length': 2 });
+      await publishAll(q, ['a', 'b']);
+      await expect(q.publish('c')).rejects.toThrow();
+      expect(await drain(q)).toEqual(['a', 'b']);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['c', 'maxlen']]);
+    },
+  },
+];

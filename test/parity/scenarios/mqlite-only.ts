@@ -1,0 +1,97 @@
+import { expect } from 'vitest';
+import { drain, publishAll, recorder } from '../helpers.js';
+import type { Scenario } from '../types.js';
+
+const LAVINMQ = 'mqlite follows LavinMQ here, where RabbitMQ 3.10 differs';
+
+export const mqliteOnlyScenarios: Scenario[] = [
+  {
+    name: 'a requeued stream message comes again to the same consumer first, redelivered, same offset',
+    only: {
+      targets: ['mqlite'],
+      reason:
+        'stream requeue: RabbitMQ 3.10 re-reads the stream from the nacked offset about 1 s later, every later message again and redelivered false; mqlite follows LavinMQ',
+    },
+    async run(_session, ctx) {
+      const q = await ctx.queue('stream-requeue', {
+        durable: true,
+        arguments: { 'x-queue-type': 'stream' },
+      });
+      await publishAll(q, ['m1', 'm2']);
+      let first = true;
+      const rec = await recorder(q, { prefetch: 1, args: { 'x-stream-offset': 'first' } }, (m) => {
+        const requeue = first;
+        first = false;
+        return requeue ? m.nack(true) : m.ack();
+      });
+      await rec.waitFor(3);
+      expect(
+        rec.received.map((m) => [
+          m.bodyString(),
+          m.redelivered,
+          m.properties.headers?.['x-stream-offset'],
+        ]),
+      ).toEqual([
+        ['m1', false, ctx.streamOffset(1)],
+        ['m1', true, ctx.streamOffset(1)],
+        ['m2', false, ctx.streamOffset(2)],
+      ]);
+      await rec.cancel();
+    },
+  },
+  {
+    name: 'a last-value queue keeps only the newest message per key, moving it to the tail',
+    only: {
+      targets: ['mqlite'],
+      reason: 'last-value queues follow the Qpid broker; RabbitMQ has none',
+    },
+    async run(_session, ctx) {
+      const q = await ctx.queue('lvq', {
+        durable: false,
+        arguments: { 'qpid.last_value_queue_key': 'key' },
+      });
+      for (const key of [1, 2, 3, 4, 2, 1]) await q.publish(`k${key}`, { headers: { key } });
+      await q.publish('no-key');
+      expect(await drain(q)).toEqual(['k3', 'k4', 'k2', 'k1', 'no-key']);
+    },
+  },
+  {
+    name: 'a stream consumer from a negative offset -k gets the last k messages',
+    only: { targets: ['mqlite'], reason: `negative stream offsets: ${LAVINMQ}` },
+    async run(_session, ctx) {
+      const q = await ctx.queue('stream-negative', {
+        durable: true,
+        arguments: { 'x-queue-type': 'stream' },
+      });
+      await publishAll(q, ['m1', 'm2', 'm3', 'm4']);
+      const rec = await recorder(q, { prefetch: 100, args: { 'x-stream-offset': -2 } });
+      await rec.waitFor(2);
+      expect(rec.bodies()).toEqual(['m3', 'm4']);
+      await rec.cancel();
+    },
+  },
+  {
+    name: 'a message requeued more than x-delivery-limit times is dead-lettered as delivery_limit',
+    only: {
+      targets: ['mqlite'],
+      reason: 'RabbitMQ 3.10 honours x-delivery-limit on quorum queues only, not on classic queues',
+    },
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('limit-dlq', { durable: false });
+      const q = await ctx.queue('limit', {
+        durable: false,
+        arguments: {
+          'x-delivery-limit': 1,
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': dlq.name,
+        },
+      });
+      await q.publish('x');
+      await (await q.get({ noAck: false }))?.nack(true);
+      await (await q.get({ noAck: false }))?.nack(true);
+      expect(await q.get()).toBeNull();
+      const dead = await dlq.get();
+      expect(dead?.properties.headers?.['x-first-death-reason']).toBe('delivery_limit');
+    },
+  },
+];

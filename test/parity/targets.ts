@@ -1,0 +1,86 @@
+/**
+ * The targets the parity scenarios run against. Every scenario runs on every target listed in
+ * `targets` below; add a target there (the in-process mqlite broker is added the same way once it
+ * offers the `ParitySession` surface).
+ */
+
+import type { AMQPMessage } from '@cloudamqp/amqp-client';
+import { AMQPSession } from '@cloudamqp/amqp-client';
+import { expect } from 'vitest';
+import { eventually, sleep } from './helpers.js';
+import type { ParitySession } from './types.js';
+
+/** A broker the scenarios can run against. */
+export interface ParityTarget {
+  readonly name: string;
+  /** Why the target cannot run right now (e.g. broker unreachable), or undefined when it can. */
+  unavailable(): Promise<string | undefined>;
+  /** Opens a fresh session; the harness stops it after each scenario. */
+  open(): Promise<ParitySession>;
+  /** Offset of the first message of a stream: 0 on RabbitMQ, 1 on mqlite and LavinMQ. */
+  readonly firstStreamOffset: number;
+  /** Lets `ms` of broker time pass (see `ParityContext.elapse`). */
+  elapse(session: ParitySession, ms: number): Promise<void>;
+  /** See `ParityContext.expectUnroutable`. */
+  expectUnroutable(session: ParitySession, publish: () => Promise<unknown>): Promise<void>;
+}
+
+/** The broker under `AMQP_URL`, by default the local RabbitMQ the project's machines run. */
+export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * A real AMQP 0-9-1 broker through `@cloudamqp/amqp-client` (RabbitMQ, or LavinMQ when `AMQP_URL`
+ * points at one: set `PARITY_STREAM_OFFSET_BASE=1` for a broker counting stream offsets from 1).
+ */
+export function amqpBrokerTarget(name: string, url: string): ParityTarget {
+  const returned = new WeakMap<ParitySession, AMQPMessage[]>();
+  return {
+    name,
+    firstStreamOffset: Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+    async unavailable() {
+      try {
+        const session = await AMQPSession.connect(url, { logger: null, maxRetries: 1 });
+        await session.stop();
+        return undefined;
+      } catch (err) {
+        return `no AMQP broker at ${redact(url)}: ${(err as Error).message}`;
+      }
+    },
+    async open() {
+      const messages: AMQPMessage[] = [];
+      const session = await AMQPSession.connect(url, {
+        logger: null,
+        onreturn: (msg) => messages.push(msg),
+      });
+      returned.set(session, messages);
+      return session;
+    },
+    elapse: (_session, ms) => sleep(ms),
+    async expectUnroutable(session, publish) {
+      const messages = returned.get(session);
+      if (!messages) throw new Error('session was not opened by this target');
+      const before = messages.length;
+      await publish(); // the broker confirms a returned message after basic.return
+      const [msg] = await eventually(
+        () => messages.slice(before),
+        (m) => m.length > 0,
+        'a basic.return for the mandatory publish',
+      );
+      expect(msg?.replyCode).toBe(312);
+      expect(msg?.replyText).toBe('NO_ROUTE');
+    },
+  };
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+/** Every target the parity suite runs against. */
+export const targets: readonly ParityTarget[] = [
+  amqpBrokerTarget('rabbitmq', amqpUrl),
+  // The in-process broker joins here, e.g.:
+  // { name: 'mqlite', open: () => Broker.open(), firstStreamOffset: 1, elapse: ..., ... }
+];

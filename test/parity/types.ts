@@ -1,0 +1,75 @@
+/**
+ * The surface the parity scenarios are written against: `AMQPSessionLike` of
+ * `@cloudamqp/amqp-client`, plus the few calls the real `AMQPQueue`/`AMQPExchange` have and the
+ * narrow interface lacks (delete, purge, unbind), which every target must offer too.
+ */
+
+import type {
+  AMQPExchangeLike,
+  AMQPQueueLike,
+  AMQPSessionLike,
+  ExchangeOptions,
+  QueueOptions,
+} from '@cloudamqp/amqp-client';
+
+/** `direct`, `fanout`, `topic`, `headers` (or a plugin's type, on a broker that has it). */
+export type ExchangeType = Parameters<AMQPSessionLike['exchange']>[1];
+
+/** A queue handle: `AMQPQueueLike` plus what cleanup and some scenarios need. */
+export interface ParityQueue extends AMQPQueueLike {
+  unbind(exchange: string, routingKey?: string, args?: Record<string, unknown>): Promise<unknown>;
+  purge(): Promise<unknown>;
+  delete(params?: { ifUnused?: boolean; ifEmpty?: boolean }): Promise<unknown>;
+}
+
+/** An exchange handle: `AMQPExchangeLike` plus its name and `delete`. */
+export interface ParityExchange extends AMQPExchangeLike {
+  readonly name: string;
+  delete(params?: { ifUnused?: boolean }): Promise<unknown>;
+}
+
+/** `AMQPSessionLike` whose handles are the richer ones above. */
+export interface ParitySession
+  extends Omit<
+    AMQPSessionLike,
+    'queue' | 'exchange' | 'directExchange' | 'fanoutExchange' | 'topicExchange' | 'headersExchange'
+  > {
+  queue(name: string, options?: QueueOptions): Promise<ParityQueue>;
+  exchange(name: string, type: ExchangeType, options?: ExchangeOptions): Promise<ParityExchange>;
+}
+
+/** What a scenario gets besides the session: throwaway names, cleanup, waits, translations. */
+export interface ParityContext {
+  /** The target's name (`rabbitmq`, `mqlite`, ...). */
+  readonly target: string;
+  /** A name unique to this run, `parity-<random>-<suffix>`, so runs never collide. */
+  name(suffix: string): string;
+  /** Declares a queue under a throwaway name; it is deleted after the scenario, even on failure. */
+  queue(suffix: string, options?: QueueOptions): Promise<ParityQueue>;
+  /** Declares an exchange under a throwaway name; deleted after the scenario, even on failure. */
+  exchange(suffix: string, type: ExchangeType, options?: ExchangeOptions): Promise<ParityExchange>;
+  /**
+   * The target's offset for the n-th message of a stream (n counted from 1, as mqlite and
+   * LavinMQ count; RabbitMQ counts from 0).
+   */
+  streamOffset(n: number): number;
+  /** Lets `ms` of broker time pass: a real sleep on a broker, a clock advance in process. */
+  elapse(ms: number): Promise<void>;
+  /**
+   * Runs a `mandatory: true` publish that matches no queue and checks that the target reports it
+   * unroutable: a real broker returns it (basic.return), mqlite rejects it with 312 NO_ROUTE.
+   */
+  expectUnroutable(publish: () => Promise<unknown>): Promise<void>;
+}
+
+/** One behaviour, written once, run against every target. */
+export interface Scenario {
+  /** What a user sees, e.g. "a priority queue delivers higher priorities first". */
+  readonly name: string;
+  /**
+   * Restricts the scenario to some targets, with the reason shown in the test name of the others
+   * (e.g. mqlite follows LavinMQ on purpose where RabbitMQ differs). Never used to hide a bug.
+   */
+  readonly only?: { readonly targets: readonly string[]; readonly reason: string };
+  run(session: ParitySession, ctx: ParityContext): Promise<void>;
+}

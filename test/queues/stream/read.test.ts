@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StreamEntry } from '../../../src/queues/stream/reader.js';
+import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
+import { openStream, publishMany, STORAGE_KINDS, TestStorage } from './support.js';
+
+const text = (entry: StreamEntry) => new TextDecoder().decode(entry.message.body);
+
+describe.each(STORAGE_KINDS)('stream.read() on %s storage', (kind) => {
+  let storage: TestStorage;
+  let stream: StreamQueue;
+
+  beforeEach(async () => {
+    storage = new TestStorage(kind);
+    stream = await openStream(storage);
+  });
+  afterEach(async () => {
+    await stream.close();
+    await storage.dispose();
+  });
+
+  async function collect(iterable: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
+    const out: StreamEntry[] = [];
+    for await (const entry of iterable) out.push(entry);
+    return out;
+  }
+
+  it('replays from any x-stream-offset value, up to the end, tracking nothing', async () => {
+    await publishMany(stream, 5);
+    const all = await collect(stream.read());
+    expect(all.map((e) => e.offset)).toEqual([1, 2, 3, 4, 5]);
+    expect(all.map(text)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    expect((await collect(stream.read(3))).map((e) => e.offset)).toEqual([3, 4, 5]);
+    expect((await collect(stream.read(-2))).map((e) => e.offset)).toEqual([4, 5]);
+    expect(await collect(stream.read('next'))).toEqual([]);
+    expect(stream.consumerCount).toBe(0);
+    expect(() => stream.read('5')).toThrow('x-stream-offset must be');
+  });
+
+  it('stops after limit messages', async () => {
+    await publishMany(stream, 5);
+    expect((await collect(stream.read('first', { limit: 2 }))).map((e) => e.offset)).toEqual([
+      1, 2,
+    ]);
+    expect(await collect(stream.read('first', { limit: 0 }))).toEqual([]);
+    expect(() => stream.read('first', { limit: -1 })).toThrow(RangeError);
+  });
+
+  it('follows the end when asked, until the limit', async () => {
+    await publishMany(stream, 1);
+    const reading = collect(stream.read('first', { follow: true, limit: 3 }));
+    await publishMany(stream, 2, 2);
+    expect((await reading).map(text)).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('rejects with AbortedError when its signal aborts, pending or not', async () => {
+    const controller = new AbortController();
+    const reader = stream.read('first', { follow: true, signal: controller.signal });
+    const pending = reader.next();
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'MQLITE_ABORTED' });
+
+    await publishMany(stream, 2);
+    const second = new AbortController();
+    const replay = stream.read('first', { signal: second.signal });
+    expect((await replay.next()).value?.offset).toBe(1);
+    second.abort();
+    await expect(replay.next()).rejects.toMatchObject({ code: 'MQLITE_ABORTED' });
+  });
+
+  it('ends a following reader with MQLITE_CLOSED when the stream closes', async () => {
+    const reader = stream.read('next', { follow: true });
+    const ended = expect(reader.next()).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
+    await stream.close();
+    await ended;
+    expect(() => stream.read()).toThrow(expect.objectContaining({ code: 'MQLITE_CLOSED' }));
+  });
+});

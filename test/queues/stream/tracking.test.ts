@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Message } from '../../../src/message/message.js';
+import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
+import { UnsettledOffsets } from '../../../src/queues/stream/tracking.js';
+import {
+  offsetsOf,
+  openStream,
+  publishMany,
+  STORAGE_KINDS,
+  settle,
+  TestStorage,
+} from './support.js';
+
+describe('first unsettled offset', () => {
+  it('advances past in-order and out-of-order settlements', () => {
+    const u = new UnsettledOffsets();
+    expect(u.first()).toBeUndefined();
+    for (const o of [3, 4, 7, 9]) u.add(o);
+    u.settle(4);
+    expect(u.first()).toBe(3);
+    u.settle(3);
+    expect(u.first()).toBe(7);
+    u.settle(9);
+    u.settle(8); // unknown: ignored
+    expect(u.first()).toBe(7);
+    u.settle(7);
+    expect(u.first()).toBeUndefined();
+    expect(u.size).toBe(0);
+  });
+});
+
+describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
+  let storage: TestStorage;
+  let stream: StreamQueue;
+
+  beforeEach(async () => {
+    storage = new TestStorage(kind);
+    stream = await openStream(storage);
+  });
+  afterEach(async () => {
+    await stream.close();
+    await storage.dispose();
+  });
+
+  async function consume(
+    params: Parameters<StreamQueue['subscribe']>[0],
+    onMessage: (m: Message, all: Message[]) => void = () => {},
+  ) {
+    const seen: Message[] = [];
+    const sub = await stream.subscribe({ manualAck: true, ...params }, (m) => {
+      seen.push(m);
+      onMessage(m, seen);
+    });
+    await settle();
+    return { sub, seen };
+  }
+
+  it('a named consumer without x-stream-offset starts at the beginning and resumes where it left off', async () => {
+    await publishMany(stream, 5);
+    const first = await consume({ tag: 'worker' }, (m) => {
+      if (m.deliveryTag <= 3) void m.ack();
+    });
+    expect(offsetsOf(first.seen)).toEqual([1, 2, 3, 4, 5]);
+    expect(stream.storedOffset('worker')).toBe(4); // 4 and 5 delivered, not acked
+    await first.sub.cancel();
+    const second = await consume({ tag: 'worker' });
+    expect(offsetsOf(second.seen)).toEqual([4, 5]);
+  });
+
+  it('stores the first unacknowledged offset, not the read position', async () => {
+    await publishMany(stream, 4);
+    const { seen } = await consume({ tag: 'w' });
+    await seen[1]!.ack();
+    await seen[2]!.ack();
+    expect(stream.storedOffset('w')).toBe(1);
+    await seen[0]!.ack();
+    expect(stream.storedOffset('w')).toBe(4);
+    await seen[3]!.ack();
+    expect(stream.storedOffset('w')).toBe(5);
+  });
+
+  it('counts a message rejected without requeue as settled, a requeued one as not', async () => {
+    await publishMany(stream, 2);
+    const { seen } = await consume({ tag: 'w', prefetch: 1 });
+    await seen[0]!.nack(true);
+    await settle();
+    expect(stream.storedOffset('w')).toBe(1);
+    await seen[1]!.reject(false); // the redelivery of 1
+    await settle();
+    expect(stream.storedOffset('w')).toBe(2);
+  });
+
+  it('never stores for amq.ctag- consumers', async () => {
+    await publishMany(stream, 2);
+    const { sub, seen } = await consume({});
+    await seen[0]!.ack();
+    expect(sub.consumerTag.startsWith('amq.ctag-')).toBe(true);
+    expect(stream.storedOffset(sub.consumerTag)).toBeUndefined();
+  });
+
+  it('with an explicit offset, stores only with x-stream-automatic-offset-tracking', async () => {
+    await publishMany(stream, 3);
+    const plain = await consume({ tag: 'plain', args: { 'x-stream-offset': 'first' } });
+    await plain.seen[0]!.ack();
+    expect(stream.storedOffset('plain')).toBeUndefined();
+
+    const tracked = await consume({
+      tag: 'tracked',
+      args: { 'x-stream-offset': 'first', 'x-stream-automatic-offset-tracking': 'true' },
+    });
+    await tracked.seen[0]!.ack();
+    await tracked.seen[1]!.ack();
+    expect(stream.storedOffset('tracked')).toBe(3);
+    await tracked.sub.cancel();
+
+    // The stored offset takes priority over the given one.
+    const again = await consume({
+      tag: 'tracked',
+      args: { 'x-stream-offset': 'first', 'x-stream-automatic-offset-tracking': true },
+    });
+    expect(offsetsOf(again.seen)).toEqual([3]);
+  });
+
+  it('moves the stored offset past messages a filter skipped', async () => {
+    await stream.publish('a', { headers: { 'x-stream-filter-value': 'x' } });
+    await stream.publish('b', { headers: { 'x-stream-filter-value': 'y' } });
+    await stream.publish('c', { headers: { 'x-stream-filter-value': 'y' } });
+    const { seen } = await consume({ tag: 'xs', args: { 'x-stream-filter': 'x' } });
+    expect(offsetsOf(seen)).toEqual([1]);
+    await seen[0]!.ack();
+    expect(stream.storedOffset('xs')).toBe(4);
+  });
+
+  it('keeps stored offsets through close and reopen', async () => {
+    await publishMany(stream, 3);
+    const { seen } = await consume({ tag: 'w' });
+    await seen[0]!.ack();
+    await stream.close();
+    await storage.reopen();
+    stream = await openStream(storage);
+    expect(stream.storedOffset('w')).toBe(2);
+    const again = await consume({ tag: 'w' });
+    expect(offsetsOf(again.seen)).toEqual([2, 3]);
+  });
+});

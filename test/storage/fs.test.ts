@@ -1,0 +1,407 @@
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { type FsStorageOptions, fsStorage } from '../../src/storage/fs/index.js';
+import { encodeName } from '../../src/storage/fs/names.js';
+import type { Log, StorageAdapter } from '../../src/storage/types.js';
+import { faultyIo, storageConformance, testRecordCodec } from '../../src/testing/index.js';
+
+const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-fs-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+let n = 0;
+const freshDir = () => path.join(root, `t${++n}`);
+const dirs = new WeakMap<StorageAdapter, string>();
+function open(dir = freshDir(), options: Partial<FsStorageOptions> = {}): StorageAdapter {
+  const adapter = fsStorage({ dir, fsync: 'never', ...options });
+  dirs.set(adapter, dir);
+  return adapter;
+}
+
+storageConformance({ test, factory: () => open(), prefix: 'fs: ' });
+storageConformance({
+  test,
+  factory: () => open(),
+  reopen: async (old) => {
+    await old.close();
+    return open(dirs.get(old));
+  },
+  prefix: 'fs reopened: ',
+});
+
+async function openLog(adapter: StorageAdapter, segmentBytes?: number): Promise<Log<string>> {
+  const ns = await adapter.namespace('q');
+  return ns.openLog('log', testRecordCodec, segmentBytes ? { segmentBytes } : {});
+}
+
+function readAll(log: Log<string>): Array<[number, string]> {
+  const out: Array<[number, string]> = [];
+  const c = log.cursor();
+  while (c.next()) out.push([c.offset, c.record]);
+  return out;
+}
+
+function fill(log: Log<string>, count: number, prefix = 'record'): string[] {
+  const records: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = `${prefix}-${log.nextOffset}`;
+    log.append(r, 1000 + log.nextOffset);
+    records.push(r);
+  }
+  return records;
+}
+
+function logDir(dir: string): string {
+  return path.join(dir, encodeName('q'), encodeName('log'));
+}
+
+function segmentFiles(dir: string): string[] {
+  return fs
+    .readdirSync(logDir(dir))
+    .filter((f) => f.endsWith('.seg'))
+    .sort()
+    .map((f) => path.join(logDir(dir), f));
+}
+
+describe('fs storage: torn and corrupt data', () => {
+  test('a write that fails half-way is cut off on reopen; acknowledged records stay', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    const log = await openLog(adapter);
+    fill(log, 10);
+    await log.sync();
+    faults.failWritesAfter(30); // the next batch stops inside its second record
+    fill(log, 5, 'lost');
+    await expect(log.sync()).rejects.toMatchObject({ code: 'EIO' });
+    expect(() => log.append('after failure', 1)).toThrow(/EIO/);
+    faults.heal();
+    await adapter.close();
+
+    const again = open(dir);
+    const reopened = await openLog(again);
+    expect(reopened.nextOffset).toBe(11);
+    expect(readAll(reopened).map(([o]) => o)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(reopened.append('next', 2)).toBe(11);
+    await again.close();
+    const third = open(dir);
+    expect(readAll(await openLog(third)).at(-1)).toEqual([11, 'next']);
+    await third.close();
+  });
+
+  test('a crash leaves a torn tail that is cut on reopen, whatever its length', async () => {
+    for (const cut of [1, 7, 23, 24, 30]) {
+      const dir = freshDir();
+      const faults = faultyIo();
+      const adapter = open(dir, { io: faults.io });
+      const log = await openLog(adapter);
+      fill(log, 20);
+      await log.sync();
+      faults.crash();
+      await adapter.close().catch(() => {});
+      const [file] = segmentFiles(dir);
+      fs.truncateSync(file!, fs.statSync(file!).size - cut);
+
+      const again = open(dir);
+      const reopened = await openLog(again);
+      expect(reopened.nextOffset).toBe(20);
+      expect(readAll(reopened)).toHaveLength(19);
+      expect(reopened.append('new', 1)).toBe(20);
+      await again.close();
+    }
+  });
+
+  test('a garbled last record is cut on reopen', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    fill(await openLog(adapter), 20);
+    await adapter.namespace('q').then((ns) => ns.sync());
+    faults.crash();
+    await adapter.close().catch(() => {});
+    const [file] = segmentFiles(dir);
+    const bytes = fs.readFileSync(file!);
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff;
+    fs.writeFileSync(file!, bytes);
+
+    const again = open(dir);
+    const reopened = await openLog(again);
+    expect(reopened.nextOffset).toBe(20);
+    expect(readAll(reopened).at(-1)).toEqual([19, 'record-19']);
+    await again.close();
+  });
+
+  test('a corrupt record in the middle is MQLITE_CORRUPTION naming file and position', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    fill(await openLog(adapter, 200), 100);
+    await adapter.close();
+    const [first] = segmentFiles(dir);
+    const bytes = fs.readFileSync(first!);
+    bytes[24 + 24 + 2] = bytes[24 + 24 + 2]! ^ 0xff; // inside the first record's payload
+    fs.writeFileSync(first!, bytes);
+
+    // With its index intact the segment opens without a scan; reading it finds the damage.
+    const again = open(dir);
+    const log = await openLog(again);
+    expect(() => readAll(log)).toThrow(
+      expect.objectContaining({
+        code: 'MQLITE_CORRUPTION',
+        message: expect.stringContaining(`${first} at byte 24`),
+      }),
+    );
+    expect(() => log.get(1)).toThrow(expect.objectContaining({ code: 'MQLITE_CORRUPTION' }));
+    await again.close();
+
+    // Without its index the open scans it and refuses, rather than cutting the log there.
+    fs.rmSync(first!.replace(/\.seg$/, '.idx'));
+    const third = open(dir);
+    await expect(openLog(third)).rejects.toMatchObject({
+      code: 'MQLITE_CORRUPTION',
+      message: expect.stringContaining(`${first} at byte 24`),
+    });
+    await third.close();
+  });
+
+  test('damage in the tail followed by valid records is corruption, not a torn tail', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    fill(await openLog(adapter), 10);
+    await adapter.namespace('q').then((ns) => ns.sync());
+    faults.crash();
+    await adapter.close().catch(() => {});
+    const [file] = segmentFiles(dir);
+    const bytes = fs.readFileSync(file!);
+    bytes[24 + 30] = bytes[24 + 30]! ^ 0xff; // the first record
+    fs.writeFileSync(file!, bytes);
+    const again = open(dir);
+    await expect(openLog(again)).rejects.toMatchObject({ code: 'MQLITE_CORRUPTION' });
+    await again.close();
+  });
+});
+
+describe('fs storage: durability', () => {
+  test("fsync 'never' writes without fsyncing", async () => {
+    const faults = faultyIo();
+    const adapter = open(freshDir(), { io: faults.io, fsync: 'never' });
+    const log = await openLog(adapter);
+    fill(log, 100);
+    await log.sync();
+    expect(faults.stats.bytesWritten).toBeGreaterThan(100 * 24);
+    expect(faults.stats.fsyncs).toBe(0);
+    await adapter.close();
+  });
+
+  test("fsync 'always' fsyncs before sync resolves, one fsync for a burst", async () => {
+    const faults = faultyIo();
+    const adapter = open(freshDir(), { io: faults.io, fsync: 'always' });
+    const log = await openLog(adapter);
+    const before = faults.stats.fsyncs;
+    const syncs: Array<Promise<void>> = [];
+    for (let i = 0; i < 1000; i++) {
+      log.append(`m${i}`, i);
+      syncs.push(log.sync());
+    }
+    expect(new Set(syncs).size).toBe(1);
+    await Promise.all(syncs);
+    const used = faults.stats.fsyncs - before;
+    expect(used).toBeGreaterThanOrEqual(1);
+    expect(used).toBeLessThanOrEqual(3); // the segment, plus the directory for new files
+    await adapter.close();
+  });
+
+  test('group commit shares one fsync round between the syncs of an interval', async () => {
+    const faults = faultyIo();
+    const adapter = open(freshDir(), { io: faults.io, fsync: { intervalMs: 20 } });
+    const log = await openLog(adapter);
+    log.append('first', 1);
+    await log.sync(); // after a quiet period: at once
+    const before = faults.stats.fsyncs;
+    const waits: Array<Promise<void>> = [];
+    for (let i = 0; i < 5; i++) {
+      log.append(`m${i}`, i);
+      waits.push(log.sync());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(waits);
+    expect(faults.stats.fsyncs - before).toBeLessThanOrEqual(2);
+    await adapter.close();
+  });
+
+  test('a failing fsync rejects the waiting syncs and fails the log', async () => {
+    const faults = faultyIo();
+    const adapter = open(freshDir(), { io: faults.io, fsync: 'always' });
+    const log = await openLog(adapter);
+    log.append('a', 1);
+    faults.failFsyncs();
+    await expect(log.sync()).rejects.toMatchObject({ code: 'EIO' });
+    expect(() => log.append('b', 2)).toThrow(/EIO/);
+    faults.heal();
+    await adapter.close();
+  });
+
+  test('bad fsync policies and options are typed errors', () => {
+    const dir = freshDir();
+    expect(() => fsStorage({ dir, fsync: 'sometimes' as never })).toThrow(TypeError);
+    expect(() => fsStorage({ dir, fsync: { intervalMs: -1 } })).toThrow(RangeError);
+    expect(() => fsStorage({ dir, segmentBytes: 0 })).toThrow(RangeError);
+    expect(() => fsStorage({} as never)).toThrow(TypeError);
+  });
+});
+
+describe('fs storage: names on disk', () => {
+  const hostile = ['../x', '..', '.', '/', '/etc/passwd', 'a\u0000b', 'C:\\x', 'con', '~meta'];
+
+  test('names never leave the data directory', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    for (const name of [...hostile, 'x'.repeat(255), `${'é'.repeat(127)}x`]) {
+      const ns = await adapter.namespace(name);
+      const log = await ns.openLog(name, testRecordCodec);
+      log.append(name, 1);
+    }
+    await adapter.close();
+    const entries = fs.readdirSync(dir, { recursive: true }) as string[];
+    for (const entry of entries) {
+      expect(path.resolve(dir, entry).startsWith(dir + path.sep)).toBe(true);
+      for (const part of entry.split(path.sep)) {
+        expect(Buffer.byteLength(part)).toBeLessThanOrEqual(255);
+        expect(part).not.toMatch(/^\.\.?$/);
+      }
+    }
+    expect(fs.readdirSync(root).filter((e) => !e.startsWith('t'))).toEqual([]);
+    const again = open(dir);
+    expect(await again.listNamespaces()).toEqual(
+      [...hostile, 'x'.repeat(255), `${'é'.repeat(127)}x`].sort(),
+    );
+    await again.close();
+  });
+
+  test('names that differ only in case or after a long prefix stay apart', () => {
+    const pairs = [
+      ['Jobs', 'jobs'],
+      ['JOBS', 'jobs'],
+      [`${'a'.repeat(200)}1`, `${'a'.repeat(200)}2`],
+      ['', '_'],
+      ['a_b', 'a\u00e9b'],
+    ];
+    for (const [a, b] of pairs) {
+      expect(encodeName(a!).toLowerCase()).not.toBe(encodeName(b!).toLowerCase());
+    }
+    expect(encodeName('prio.000')).toBe('prio.000');
+    expect(encodeName('orders-eu')).toBe('orders-eu');
+  });
+
+  test('priority levels get readable directories of their own', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const ns = await adapter.namespace('jobs');
+    for (const level of ['prio.000', 'prio.001']) await ns.openLog(level, testRecordCodec);
+    await adapter.close();
+    expect(fs.readdirSync(path.join(dir, 'jobs')).filter((e) => !e.startsWith('~'))).toEqual([
+      'prio.000',
+      'prio.001',
+    ]);
+  });
+});
+
+describe('fs storage: reopening and compaction', () => {
+  test('reopening after a clean close reads indexes, not records', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await openLog(adapter, 64 * 1024);
+    for (let i = 0; i < 20_000; i++) log.append(`record number ${i} with some padding`, i);
+    await adapter.close();
+    const onDisk = segmentFiles(dir).reduce((sum, f) => sum + fs.statSync(f).size, 0);
+
+    const faults = faultyIo();
+    const again = open(dir, { io: faults.io });
+    const reopened = await openLog(again);
+    expect(reopened.count).toBe(20_000);
+    expect(faults.stats.bytesRead).toBeLessThan(onDisk / 10);
+    expect(reopened.get(12_345)).toBe('record number 12344 with some padding');
+    expect(reopened.offsetAt(15_000)).toBe(15_001);
+    await again.close();
+  });
+
+  test('after a crash only the tail segment is scanned', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    const log = await openLog(adapter, 64 * 1024);
+    for (let i = 0; i < 20_000; i++) log.append(`record number ${i} with some padding`, i);
+    await log.sync();
+    faults.crash();
+    await adapter.close().catch(() => {});
+    const files = segmentFiles(dir);
+    const tail = fs.statSync(files.at(-1)!).size;
+    const all = files.reduce((sum, f) => sum + fs.statSync(f).size, 0);
+
+    const counting = faultyIo();
+    const again = open(dir, { io: counting.io });
+    const reopened = await openLog(again);
+    expect(reopened.count).toBe(20_000);
+    expect(counting.stats.bytesRead).toBeLessThan(tail + all / 10);
+    await again.close();
+  });
+
+  test('compaction rewrites mostly deleted segments and keeps offsets', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await openLog(adapter, 4096);
+    fill(log, 2000);
+    const before = segmentFiles(dir).reduce((sum, f) => sum + fs.statSync(f).size, 0);
+    const kept = new Map<number, string>();
+    for (let o = 1; o <= 2000; o++) {
+      if (o % 10 === 0 || o > 1900) kept.set(o, `record-${o}`);
+      else log.markDeleted(o);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    await log.sync();
+    const after = segmentFiles(dir).reduce((sum, f) => sum + fs.statSync(f).size, 0);
+    expect(after).toBeLessThan(before / 3);
+    const expected = [...kept.entries()];
+    expect(readAll(log)).toEqual(expected);
+    expect(log.get(500)).toBe('record-500');
+    expect(log.get(501)).toBeUndefined();
+    expect(log.isDeleted(501)).toBe(true);
+    expect(log.count).toBe(kept.size);
+    const c = log.cursor(995);
+    expect(c.next()).toBe(true);
+    expect(c.offset).toBe(1000);
+    await adapter.close();
+
+    const again = open(dir);
+    const reopened = await openLog(again);
+    expect(readAll(reopened)).toEqual(expected);
+    expect(reopened.count).toBe(kept.size);
+    expect(reopened.nextOffset).toBe(2001);
+    expect(reopened.append('more', 1)).toBe(2001);
+    await again.close();
+  });
+
+  test('a last-value log of 1,000 keys updated 100,000 times stays small on disk', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await openLog(adapter, 64 * 1024);
+    const latest = new Map<number, number>();
+    const body = 'x'.repeat(100);
+    for (let i = 0; i < 100_000; i++) {
+      const key = i % 7 === 0 ? i % 13 : (i * 7919) % 1000; // some keys far hotter than others
+      const previous = latest.get(key);
+      if (previous !== undefined) log.markDeleted(previous);
+      latest.set(key, log.append(`${key}:${body}`, i));
+      if (i % 5000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    await log.sync();
+    const size = fs
+      .readdirSync(logDir(dir))
+      .reduce((sum, f) => sum + fs.statSync(path.join(logDir(dir), f)).size, 0);
+    expect(log.count).toBe(1000);
+    expect(size).toBeLessThan(1000 * 150 * 4 + 64 * 1024 * 3);
+    await adapter.close();
+  });
+});
