@@ -219,9 +219,62 @@ async function seeks(): Promise<BenchResult[]> {
   ];
 }
 
+/**
+ * Publishing to a stream with 10,000 live consumers, each filtering a random 1–50 km circle over
+ * Europe, messages at random European points: the stream finds each message's consumers through
+ * its geo index and hands them their matches, end to end.
+ */
+async function geoConsumers(): Promise<BenchResult> {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const europe = () => ({ lat: 36 + 34 * random(), lon: -10 + 50 * random() });
+  const points = Math.round(200_000 * SCALE);
+  const headers = Array.from({ length: points }, () => {
+    const { lat, lon } = europe();
+    return { 'x-geo-lat': lat, 'x-geo-lon': lon };
+  });
+  let delivered = 0;
+  const rate = await eachRound(
+    async (s) => {
+      for (let i = 0; i < points; i += BATCH) {
+        let confirm: Promise<void> | undefined;
+        for (let j = i; j < i + BATCH && j < points; j++) {
+          confirm = s.publish(body, { headers: headers[j]! });
+        }
+        await confirm;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+    async (s) => {
+      for (let c = 0; c < 10_000; c++) {
+        const circle = { ...europe(), radius_km: 1 + 49 * random() };
+        await s.subscribe(
+          {
+            prefetch: 1000,
+            args: { 'x-stream-offset': 'next', 'x-stream-filter': { 'geo-within-radius': circle } },
+          },
+          () => {
+            delivered++;
+          },
+        );
+      }
+    },
+    points,
+  );
+  if (delivered === 0) throw new Error('no geo consumer matched');
+  return {
+    name: 'stream publish with 10k geo-filtered consumers (memory, end to end)',
+    opsPerSec: rate,
+    note: 'target ≥ 200 k/s',
+  };
+}
+
 /** Runs the stream benchmarks. */
 export async function run(): Promise<BenchResult[]> {
-  return [...(await memory()), ...(await fs()), ...(await seeks())];
+  return [...(await memory()), await geoConsumers(), ...(await fs()), ...(await seeks())];
 }
 
 if (isMain(import.meta.url)) printResults(await run());

@@ -1,11 +1,13 @@
 /**
- * The Broker: the registry of the queues of one process, as a virtual host is to a broker. It
- * declares queues from AMQP arguments, checks redeclarations, persists declarations, routes
- * dead letters by queue name, and scopes exclusive queues and consumers to sessions.
+ * The Broker: the queues and exchanges of one process, as a virtual host is to a broker. It
+ * declares queues from AMQP arguments and exchanges by type, checks redeclarations, persists
+ * declarations and bindings, routes publishes and dead letters through the exchanges, and scopes
+ * exclusive queues and consumers to sessions. It offers the calls of `AMQPSessionLike` of
+ * `@cloudamqp/amqp-client`, so code written against that interface runs on it unchanged.
  */
 
 import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './broker/config.js';
-import { createDeadLetterRouter, defaultExchangeRoute } from './broker/dead-letter.js';
+import { createDeadLetterRouter } from './broker/dead-letter.js';
 import {
   type Declaration,
   type QueueDeclareOptions,
@@ -13,19 +15,34 @@ import {
   resolveDeclaration,
 } from './broker/declare-options.js';
 import { assertEquivalent } from './broker/equivalence.js';
+import {
+  BrokerExchange,
+  type ExchangeHost,
+  type ExchangePublishOptions,
+} from './broker/exchange-handle.js';
+import {
+  attachBindings,
+  type BrokerQueue,
+  type DeleteQueueOptions,
+  type QueueBinder,
+} from './broker/queue-handle.js';
 import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
 import { checkQueueName } from './broker/queue-name.js';
-import { BROKER_NAMESPACE, QueueRegistry } from './broker/registry.js';
+import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';
 import { type Clock, systemClock } from './clock.js';
 import {
   assertOpen,
   ClosedError,
+  NoRouteError,
   NotFoundError,
   PreconditionFailedError,
   ResourceLockedError,
 } from './errors.js';
-import type { FieldTable } from './message/types.js';
+import { Exchanges } from './exchanges/registry.js';
+import type { ExchangeDeclareOptions, ExchangeInfo } from './exchanges/types.js';
+import { normalizeMessage } from './message/normalize.js';
+import type { FieldTable, PublishBody } from './message/types.js';
 import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
 import type { Subscription } from './queues/consumer.js';
 import { memoryStorage } from './storage/memory.js';
@@ -52,12 +69,26 @@ export interface BrokerOptions {
   onError?: (error: unknown) => void;
 }
 
-/** Options of `broker.deleteQueue()`. */
-export interface DeleteQueueOptions {
-  /** Refuse (406) while the queue has consumers. */
-  ifUnused?: boolean;
-  /** Refuse (406) while the queue holds messages. */
-  ifEmpty?: boolean;
+export type { BrokerExchange, ExchangePublishOptions } from './broker/exchange-handle.js';
+export type {
+  BrokerQueue,
+  DeleteQueueOptions,
+  ExchangeRef,
+  QueueBindings,
+} from './broker/queue-handle.js';
+
+/** Options of `broker.exchange()`: the declare flags and the arguments table. */
+export interface ExchangeOptions extends Omit<ExchangeDeclareOptions, 'arguments'> {
+  /** Exchange arguments, e.g. `{ 'alternate-exchange': 'unrouted' }`. */
+  arguments?: Record<string, unknown>;
+}
+
+/** Counters of the broker, as RabbitMQ's global metrics name them. */
+export interface BrokerStats {
+  /** Messages published to an exchange that routed them nowhere and dropped them. */
+  readonly unroutableDropped: number;
+  /** `mandatory` messages routed nowhere and refused with 312 NO_ROUTE. */
+  readonly unroutableReturned: number;
 }
 
 /** One queue as `broker.queues()` lists it. */
@@ -73,12 +104,16 @@ export interface QueueInfo extends QueueStats {
 
 interface Entry {
   readonly declaration: Declaration;
-  readonly queue: AnyQueue;
+  readonly queue: BrokerQueue;
+  /** The queue's own `delete()`, run once the broker's checks passed. */
+  readonly destroy: () => Promise<number>;
   /** The session (or the broker itself) an exclusive queue belongs to. */
   readonly owner: object | undefined;
 }
 
 const VHOST = '/';
+/** Longest routing key: an AMQP short string. */
+const MAX_KEY_BYTES = 255;
 const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
 
 /**
@@ -94,24 +129,47 @@ const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
  * `x-queue-type: 'stream'` → `StreamQueue`; `qpid.last_value_queue: true` or
  * `qpid.last_value_queue_key` → `LastValueQueue` (which ignores `x-max-priority`);
  * `x-max-priority` → `PriorityQueue`; otherwise a FIFO `Queue`.
+ *
+ * Exchanges route as RabbitMQ's do: the default exchange `""` (routing key = queue name), and
+ * `direct`, `fanout`, `topic` and `headers` exchanges declared with `broker.exchange()`, queues
+ * bound with `queue.bind()`, `alternate-exchange` for what matches nothing.
+ *
+ * The broker satisfies `AMQPSessionLike` of `@cloudamqp/amqp-client` 4.x (its queues
+ * `AMQPQueueLike`, its exchanges `AMQPExchangeLike`), so one application module runs on
+ * `Broker.open()` in tests and on `AMQPSession.connect(url)` against a real broker.
  */
 export class Broker implements AsyncDisposable {
   readonly #storage: StorageAdapter;
   readonly #clock: Clock;
   readonly #namespace: Namespace;
-  readonly #registry: QueueRegistry;
+  readonly #registry: BrokerRegistry;
   readonly #entries = new Map<string, Entry>();
   readonly #sessions = new Set<BrokerSession>();
+  readonly #exchanges: Exchanges;
   readonly #deadLetter: DeadLetterRouter;
+  #unroutableDropped = 0;
+  #unroutableReturned = 0;
   /** Declarations and deletions run one at a time, so two never race on one name. */
   #operations: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
     declare: (name, options, owner) => this.#declare(name, options, owner),
+    exchange: (name, type, options) => this.exchange(name, type, options as ExchangeOptions),
     deleteOwned: (owner) => this.#deleteOwned(owner),
     detach: (session) => {
       this.#sessions.delete(session);
     },
+  };
+  readonly #binder: QueueBinder = {
+    bind: (queue, exchange, routingKey, args) =>
+      this.#bindings(queue, () => this.#exchanges.bind(exchange, queue, routingKey, args)),
+    unbind: (queue, exchange, routingKey, args) =>
+      this.#bindings(queue, () => this.#exchanges.unbind(exchange, queue, routingKey, args)),
+    delete: (queue, options) => this.deleteQueue(queue, options),
+  };
+  readonly #exchangeHost: ExchangeHost = {
+    publish: (exchange, body, options) => this.#publish(exchange, body, options),
+    delete: (exchange, options) => this.deleteExchange(exchange, options),
   };
   readonly #onError: (error: unknown) => void;
 
@@ -125,10 +183,19 @@ export class Broker implements AsyncDisposable {
     this.#clock = clock;
     this.#onError = onError;
     this.#namespace = namespace;
-    this.#registry = new QueueRegistry(namespace.meta);
-    // Until exchanges exist, dead letters route through the default exchange alone.
-    const route = defaultExchangeRoute((name) => this.#entries.has(name));
-    this.#deadLetter = createDeadLetterRouter(route, (name) => this.#entries.get(name)?.queue);
+    this.#registry = new BrokerRegistry(namespace.meta);
+    this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
+      vhost: VHOST,
+      hasDestination: (queue) => this.#entries.has(queue),
+      onChange: (exchange) => {
+        this.#registry.saveExchange(exchange, this.#exchanges.exchangeToJSON(exchange));
+      },
+    });
+    const exchanges = this.#exchanges;
+    this.#deadLetter = createDeadLetterRouter(
+      (exchange, routingKey, headers) => exchanges.route(exchange, routingKey, headers),
+      (name) => this.#entries.get(name)?.queue,
+    );
   }
 
   /**
@@ -186,8 +253,80 @@ export class Broker implements AsyncDisposable {
    *   for an invalid argument or a redeclaration that differs; NotImplementedError (540) for
    *   `x-queue-type: 'quorum'`.
    */
-  queue(name = '', options?: QueueDeclareOptions): Promise<AnyQueue> {
+  queue(name = '', options?: QueueDeclareOptions): Promise<BrokerQueue> {
     return this.#declare(name, options, this);
+  }
+
+  /**
+   * Declares an exchange, or checks an existing one, and returns a handle to it. A redeclare must
+   * agree on type, `durable`, `autoDelete`, `internal` and `alternate-exchange` (406 naming the
+   * first that differs, as RabbitMQ words it); `passive` only checks that it exists. Durable
+   * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
+   *
+   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 503 COMMAND_INVALID.
+   * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
+   *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
+   *   differs or a non-string `alternate-exchange`.
+   */
+  async exchange(name: string, type: string, options?: ExchangeOptions): Promise<BrokerExchange> {
+    assertOpen(this.closed, 'broker');
+    this.#exchanges.declare(name, type, options as ExchangeDeclareOptions | undefined);
+    await this.#registry.sync();
+    return new BrokerExchange(this.#exchangeHost, name);
+  }
+
+  /** Declares a direct exchange (see `exchange()`); by default the predeclared `amq.direct`. */
+  directExchange(name = 'amq.direct', options?: ExchangeOptions): Promise<BrokerExchange> {
+    return this.exchange(name, 'direct', options);
+  }
+
+  /** Declares a fanout exchange (see `exchange()`); by default the predeclared `amq.fanout`. */
+  fanoutExchange(name = 'amq.fanout', options?: ExchangeOptions): Promise<BrokerExchange> {
+    return this.exchange(name, 'fanout', options);
+  }
+
+  /** Declares a topic exchange (see `exchange()`); by default the predeclared `amq.topic`. */
+  topicExchange(name = 'amq.topic', options?: ExchangeOptions): Promise<BrokerExchange> {
+    return this.exchange(name, 'topic', options);
+  }
+
+  /** Declares a headers exchange (see `exchange()`); by default the predeclared `amq.headers`. */
+  headersExchange(name = 'amq.headers', options?: ExchangeOptions): Promise<BrokerExchange> {
+    return this.exchange(name, 'headers', options);
+  }
+
+  /**
+   * Deletes an exchange with its bindings; a missing one is no error, as in RabbitMQ. Exchanges
+   * naming it as `alternate-exchange` keep the name (and route nowhere through it).
+   * @throws PreconditionFailedError (406) when `ifUnused` and it has bindings; AccessRefusedError
+   *   (403) for the default and the predeclared exchanges.
+   */
+  async deleteExchange(name: string, options: { ifUnused?: boolean } = {}): Promise<void> {
+    assertOpen(this.closed, 'broker');
+    if (typeof name !== 'string') throw new TypeError('exchange name must be a string');
+    if (this.#exchanges.delete(name, options)) await this.#registry.sync();
+  }
+
+  /** Every exchange (the default `""` and the predeclared `amq.*` ones included), by name. */
+  exchanges(): ExchangeInfo[] {
+    assertOpen(this.closed, 'broker');
+    return this.#exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  /** The bindings leading to a queue, with their source exchange (the default one not listed). */
+  bindings(queue: string): { source: string; routingKey: string; args: Readonly<FieldTable> }[] {
+    assertOpen(this.closed, 'broker');
+    return this.#exchanges
+      .bindingsTo(queue)
+      .map(({ source, routingKey, args }) => ({ source, routingKey, args }));
+  }
+
+  /** The broker's counters (unroutable messages). */
+  stats(): BrokerStats {
+    return {
+      unroutableDropped: this.#unroutableDropped,
+      unroutableReturned: this.#unroutableReturned,
+    };
   }
 
   /**
@@ -251,6 +390,11 @@ export class Broker implements AsyncDisposable {
     return this.#closing;
   }
 
+  /** `close()`, under the name `AMQPSessionLike` gives it. */
+  stop(_reason?: string): Promise<void> {
+    return this.close();
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
@@ -261,7 +405,7 @@ export class Broker implements AsyncDisposable {
     nameArg: string,
     options: QueueDeclareOptions | undefined,
     owner: object,
-  ): Promise<AnyQueue> {
+  ): Promise<BrokerQueue> {
     try {
       assertOpen(this.closed, 'broker');
       const passive = options?.passive === true;
@@ -281,7 +425,7 @@ export class Broker implements AsyncDisposable {
     return declaration;
   }
 
-  #passive(name: string, owner: object): AnyQueue {
+  #passive(name: string, owner: object): BrokerQueue {
     assertOpen(this.closed, 'broker');
     const entry = this.#entries.get(name);
     if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
@@ -290,7 +434,7 @@ export class Broker implements AsyncDisposable {
     return entry.queue;
   }
 
-  async #create(declaration: Declaration, owner: object): Promise<AnyQueue> {
+  async #create(declaration: Declaration, owner: object): Promise<BrokerQueue> {
     assertOpen(this.closed, 'broker');
     const existing = this.#entries.get(declaration.name);
     if (existing) {
@@ -325,7 +469,8 @@ export class Broker implements AsyncDisposable {
       },
       onError: this.#onError,
     });
-    entry = { declaration, queue, owner };
+    const destroy = queue.delete.bind(queue);
+    entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
     this.#entries.set(name, entry);
     if (declaration.autoDelete) this.#deleteWhenUnused(entry);
     return entry;
@@ -346,7 +491,7 @@ export class Broker implements AsyncDisposable {
 
   /** Deletes an auto-delete queue once its last consumer is gone. */
   #deleteWhenUnused(entry: Entry): void {
-    const queue = entry.queue;
+    const queue: AnyQueue = entry.queue;
     const subscribe = queue.subscribe.bind(queue) as (...args: unknown[]) => Promise<Subscription>;
     // Wrapping only `subscribe` of this one queue keeps every other call as fast as unwrapped.
     const tracked = async (...args: unknown[]) => {
@@ -375,7 +520,7 @@ export class Broker implements AsyncDisposable {
       if (options.ifEmpty && stats.messages > 0) {
         throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' not empty`);
       }
-      return entry.queue.delete();
+      return entry.destroy();
     });
   }
 
@@ -383,6 +528,7 @@ export class Broker implements AsyncDisposable {
   #forget(name: string): void {
     this.#entries.delete(name);
     this.#registry.remove(name);
+    this.#exchanges.removeDestination(name);
     // While closing, the final sync writes it.
     if (!this.closed) this.#registry.sync().catch(this.#onError);
   }
@@ -406,7 +552,10 @@ export class Broker implements AsyncDisposable {
     return run;
   }
 
-  /** Reopens the stored queues; transient ones (non-durable or exclusive) are deleted. */
+  /**
+   * Reopens the stored queues; transient ones (non-durable or exclusive) are deleted, and so are
+   * the bindings that led to them, as at a broker restart.
+   */
   async #restore(): Promise<void> {
     for (const declaration of this.#registry.load()) {
       if (declaration.durable && !declaration.exclusive) {
@@ -416,7 +565,62 @@ export class Broker implements AsyncDisposable {
         this.#registry.remove(declaration.name);
       }
     }
+    for (const exchange of this.#exchanges.list()) {
+      for (const { destination } of this.#exchanges.bindings(exchange.name)) {
+        if (!this.#entries.has(destination)) this.#exchanges.removeDestination(destination);
+      }
+    }
     await this.#registry.sync();
+  }
+
+  /** Runs a bind or unbind for a queue that must exist, and persists the change. */
+  async #bindings(queue: string, change: () => boolean): Promise<void> {
+    assertOpen(this.closed, 'broker');
+    if (!this.#entries.has(queue))
+      throw new NotFoundError(`no queue '${queue}' in vhost '${VHOST}'`);
+    if (change()) await this.#registry.sync();
+  }
+
+  /**
+   * Routes a publish to an exchange: every queue it reaches stores the same normalized message.
+   * One message, one route lookup and one store call per queue: nothing else is allocated.
+   */
+  #publish(
+    exchange: string,
+    body: PublishBody,
+    options: ExchangePublishOptions | undefined,
+  ): Promise<void> {
+    try {
+      assertOpen(this.closed, 'broker');
+      const exchanges = this.#exchanges;
+      exchanges.checkPublish(exchange);
+      const routingKey = options?.routingKey ?? '';
+      if (typeof routingKey !== 'string') throw new TypeError('routingKey must be a string');
+      if (routingKey.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(routingKey) > MAX_KEY_BYTES) {
+        throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
+      }
+      const message = normalizeMessage(body, options, exchange, routingKey);
+      const targets = exchanges.route(exchange, routingKey, message.properties.headers);
+      if (targets.size === 0) {
+        if (options?.mandatory === true) {
+          this.#unroutableReturned++;
+          throw new NoRouteError(
+            `message published to exchange '${exchange}' in vhost '${VHOST}' with routing key '${routingKey}' reached no queue`,
+          );
+        }
+        this.#unroutableDropped++;
+        return Promise.resolve();
+      }
+      if (targets.size === 1) {
+        for (const name of targets) return this.#entries.get(name)!.queue.publishMessage(message);
+      }
+      const stored: Promise<void>[] = [];
+      for (const name of targets)
+        stored.push(this.#entries.get(name)!.queue.publishMessage(message));
+      return Promise.all(stored).then(ignore);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Validates every config entry first, so a bad config declares nothing. */
@@ -445,7 +649,7 @@ export class Broker implements AsyncDisposable {
     const errors: unknown[] = [];
     for (const entry of [...this.#entries.values()]) {
       try {
-        if (entry.declaration.exclusive) await entry.queue.delete();
+        if (entry.declaration.exclusive) await entry.destroy();
         else await entry.queue.close();
       } catch (error) {
         if (!(error instanceof ClosedError)) errors.push(error);
@@ -461,6 +665,8 @@ export class Broker implements AsyncDisposable {
     if (errors.length > 0) throw new AggregateError(errors, 'errors while closing the broker');
   }
 }
+
+function ignore(): void {}
 
 function reportError(error: unknown): void {
   // A queue closed under a pending background task is the expected end of that task.

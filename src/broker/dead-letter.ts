@@ -1,9 +1,9 @@
 /**
  * The router queues call to dead-letter a message: the broker routes the dead-lettered copy by its
- * exchange and routing key, like a publish. Today only the default exchange `""` exists, so the
- * routing key names the target queue; named exchanges plug in through `route`. A message that
- * reaches no queue is dropped silently, as brokers do, and so is one whose delivery would close
- * a dead-letter cycle no client took part in.
+ * exchange (`x-dead-letter-exchange`) and routing key through its exchanges, like a publish. A
+ * message that reaches no queue (a missing exchange included) is dropped silently, as brokers
+ * do, and so is one whose delivery into a queue would close a dead-letter cycle no client took
+ * part in.
  */
 import { QueueFullError } from '../errors.js';
 import type { FieldTable, StoredMessage } from '../message/types.js';
@@ -22,16 +22,8 @@ export type RouteFunction = (
 ) => Iterable<string>;
 
 /**
- * The default exchange alone: the routing key is the name of the target queue, if it exists;
- * any other exchange routes nowhere.
- */
-export function defaultExchangeRoute(exists: (queue: string) => boolean): RouteFunction {
-  return (exchange, routingKey) => (exchange === '' && exists(routingKey) ? [routingKey] : []);
-}
-
-/**
  * Makes the dead-letter router handed to queues.
- * @param route resolves target queue names (see `defaultExchangeRoute`).
+ * @param route resolves the names of the target queues (the broker's exchanges).
  * @param lookup the queue of a name, or undefined once it is gone.
  */
 export function createDeadLetterRouter(

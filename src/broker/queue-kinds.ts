@@ -87,8 +87,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     validate: (d) => {
       parseStreamArguments(d);
     },
-    open: async (d, c) => {
-      const queue = await StreamQueue.open({
+    open: (d, c) =>
+      StreamQueue.open({
         name: d.name,
         durable: d.durable,
         exclusive: d.exclusive,
@@ -97,16 +97,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         storage: c.storage,
         namespace: c.namespace,
         clock: c.clock,
-      });
-      // StreamQueue takes no onDelete (streams never delete themselves): report its delete().
-      const remove = queue.delete.bind(queue);
-      queue.delete = async () => {
-        const count = await remove();
-        c.onDelete();
-        return count;
-      };
-      return queue;
-    },
+        onDelete: c.onDelete,
+      }),
   },
 };
 

@@ -1,11 +1,12 @@
 /**
  * The broker's own records, kept in a MetaStore of a namespace of its own: one entry per declared
- * queue (`queue:<name>` → its flags and arguments), so that reopening a broker on the same storage
- * declares every queue again and finds its messages. Exchanges and bindings will live beside them
- * under their own prefix.
+ * queue (`queue:<name>` → its flags and arguments) and one per durable exchange
+ * (`exchange:<name>` → its declaration and the bindings whose source it is), so that reopening a
+ * broker on the same storage declares every queue and exchange again and finds its messages.
  */
 import { CorruptionError } from '../errors.js';
 import { fromJsonTable, toJsonTable } from '../exchanges/field-values.js';
+import type { ExchangeRecord, ExchangesSnapshot } from '../exchanges/registry.js';
 import type { JsonValue, MetaStore } from '../storage/types.js';
 import { type Declaration, resolveDeclaration } from './declare-options.js';
 
@@ -16,6 +17,7 @@ import { type Declaration, resolveDeclaration } from './declare-options.js';
 export const BROKER_NAMESPACE = '';
 
 const QUEUE_PREFIX = 'queue:';
+const EXCHANGE_PREFIX = 'exchange:';
 
 /** A queue declaration as stored. */
 interface QueueRecord {
@@ -25,8 +27,8 @@ interface QueueRecord {
   readonly arguments: { readonly [key: string]: JsonValue };
 }
 
-/** Declared queues, persisted in the broker namespace's metadata. */
-export class QueueRegistry {
+/** Declared queues and durable exchanges, persisted in the broker namespace's metadata. */
+export class BrokerRegistry {
   readonly #meta: MetaStore;
 
   constructor(meta: MetaStore) {
@@ -57,6 +59,22 @@ export class QueueRegistry {
   /** Forgets a queue. */
   remove(name: string): void {
     this.#meta.delete(QUEUE_PREFIX + name);
+  }
+
+  /** Every stored exchange, as `Exchanges.fromJSON` takes them. */
+  loadExchanges(): ExchangesSnapshot {
+    const out: Record<string, ExchangeRecord> = {};
+    for (const [key, value] of this.#meta.entries(EXCHANGE_PREFIX)) {
+      const name = key.slice(EXCHANGE_PREFIX.length);
+      out[name] = checkExchangeRecord(name, value);
+    }
+    return out;
+  }
+
+  /** Records an exchange, or forgets it when `record` is undefined (nothing to store). */
+  saveExchange(name: string, record: ExchangeRecord | undefined): void {
+    if (record === undefined) this.#meta.delete(EXCHANGE_PREFIX + name);
+    else this.#meta.set(EXCHANGE_PREFIX + name, record as unknown as JsonValue);
   }
 
   sync(): Promise<void> {
@@ -92,4 +110,28 @@ function decode(name: string, value: JsonValue): Declaration {
       cause: error,
     });
   }
+}
+
+function checkExchangeRecord(name: string, value: JsonValue): ExchangeRecord {
+  const record = value as Partial<ExchangeRecord> | null;
+  const isTable = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (
+    !isTable(record) ||
+    typeof record?.type !== 'string' ||
+    typeof record.durable !== 'boolean' ||
+    typeof record.autoDelete !== 'boolean' ||
+    typeof record.internal !== 'boolean' ||
+    !isTable(record.arguments) ||
+    !Array.isArray(record.bindings) ||
+    !record.bindings.every(
+      (b) =>
+        isTable(b) &&
+        typeof b.destination === 'string' &&
+        typeof b.routingKey === 'string' &&
+        isTable(b.args),
+    )
+  ) {
+    throw new CorruptionError(`stored declaration of exchange '${name}' is malformed`);
+  }
+  return record as ExchangeRecord;
 }

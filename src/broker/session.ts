@@ -8,12 +8,19 @@
 import { assertOpen } from '../errors.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { QueueDeclareOptions } from './declare-options.js';
-import type { AnyQueue } from './queue-kinds.js';
+import type { BrokerExchange } from './exchange-handle.js';
+import type { BrokerQueue } from './queue-handle.js';
 
 /** What a session needs from its broker. */
 export interface SessionHost {
   /** Declares a queue on behalf of `owner` (which owns it when it is exclusive). */
-  declare(name: string, options: QueueDeclareOptions | undefined, owner: object): Promise<AnyQueue>;
+  declare(
+    name: string,
+    options: QueueDeclareOptions | undefined,
+    owner: object,
+  ): Promise<BrokerQueue>;
+  /** Declares an exchange (exchanges belong to the broker, not to a session). */
+  exchange(name: string, type: string, options: object | undefined): Promise<BrokerExchange>;
   /** Deletes every exclusive queue `owner` declared. */
   deleteOwned(owner: object): Promise<void>;
   /** The session closed. */
@@ -30,13 +37,14 @@ export interface SessionHost {
  * await session.close(); // consumers closed, unacked requeued, `replies` deleted
  * ```
  *
- * Messages taken with `get()` through a session are not tracked by it.
+ * Messages taken with `get()` through a session are not tracked by it. Like the broker, a session
+ * satisfies `AMQPSessionLike` of `@cloudamqp/amqp-client`.
  */
 export class BrokerSession implements AsyncDisposable {
   readonly #host: SessionHost;
   readonly #subscriptions = new Set<Subscription<unknown>>();
   /** The session's handle of each queue: the queue itself, with `subscribe` tracked. */
-  readonly #views = new WeakMap<AnyQueue, AnyQueue>();
+  readonly #views = new WeakMap<BrokerQueue, BrokerQueue>();
   #closing: Promise<void> | undefined;
 
   /** @internal made by `broker.session()`. */
@@ -53,12 +61,38 @@ export class BrokerSession implements AsyncDisposable {
    * Declares a queue (or finds it), as `broker.queue()` does, owned by this session when
    * `exclusive`. Returns this session's handle of it: the same object for the same queue.
    */
-  async queue(name = '', options?: QueueDeclareOptions): Promise<AnyQueue> {
+  async queue(name = '', options?: QueueDeclareOptions): Promise<BrokerQueue> {
     assertOpen(this.closed, 'session');
     const queue = await this.#host.declare(name, options, this);
     let view = this.#views.get(queue);
     if (!view) this.#views.set(queue, (view = this.#track(queue)));
     return view;
+  }
+
+  /** Declares an exchange, as `broker.exchange()` does. */
+  async exchange(name: string, type: string, options?: object): Promise<BrokerExchange> {
+    assertOpen(this.closed, 'session');
+    return this.#host.exchange(name, type, options);
+  }
+
+  /** Declares a direct exchange; by default the predeclared `amq.direct`. */
+  directExchange(name = 'amq.direct', options?: object): Promise<BrokerExchange> {
+    return this.exchange(name, 'direct', options);
+  }
+
+  /** Declares a fanout exchange; by default the predeclared `amq.fanout`. */
+  fanoutExchange(name = 'amq.fanout', options?: object): Promise<BrokerExchange> {
+    return this.exchange(name, 'fanout', options);
+  }
+
+  /** Declares a topic exchange; by default the predeclared `amq.topic`. */
+  topicExchange(name = 'amq.topic', options?: object): Promise<BrokerExchange> {
+    return this.exchange(name, 'topic', options);
+  }
+
+  /** Declares a headers exchange; by default the predeclared `amq.headers`. */
+  headersExchange(name = 'amq.headers', options?: object): Promise<BrokerExchange> {
+    return this.exchange(name, 'headers', options);
   }
 
   /**
@@ -68,6 +102,11 @@ export class BrokerSession implements AsyncDisposable {
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;
+  }
+
+  /** `close()`, under the name `AMQPSessionLike` gives it. */
+  stop(_reason?: string): Promise<void> {
+    return this.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -82,8 +121,11 @@ export class BrokerSession implements AsyncDisposable {
     this.#host.detach(this);
   }
 
-  /** The queue with its `subscribe` recording the subscriptions in this session. */
-  #track(queue: AnyQueue): AnyQueue {
+  /**
+   * The queue with its `subscribe` recording the subscriptions in this session (and `bind` and
+   * `unbind` resolving with this view, for chaining).
+   */
+  #track(queue: BrokerQueue): BrokerQueue {
     const subscribe = async (...args: unknown[]) => {
       assertOpen(this.closed, 'session');
       const subscription = await (queue.subscribe as (...a: unknown[]) => Promise<Subscription>)(
@@ -93,8 +135,17 @@ export class BrokerSession implements AsyncDisposable {
       else this.#subscriptions.add(subscription);
       return subscription;
     };
-    const bound = new Map<PropertyKey, unknown>();
-    return new Proxy(queue, {
+    const chained =
+      (call: 'bind' | 'unbind') =>
+      async (...args: Parameters<BrokerQueue['bind']>) => {
+        await queue[call](...args);
+        return view;
+      };
+    const bound = new Map<PropertyKey, unknown>([
+      ['bind', chained('bind')],
+      ['unbind', chained('unbind')],
+    ]);
+    const view = new Proxy(queue, {
       get(target, property) {
         if (property === 'subscribe') return subscribe;
         const value: unknown = Reflect.get(target, property, target);
@@ -105,5 +156,6 @@ export class BrokerSession implements AsyncDisposable {
         return method;
       },
     });
+    return view;
   }
 }

@@ -20,10 +20,6 @@ const decoder = new TextDecoder();
  * `body` is a private copy, so mutating it cannot change what other consumers of a stream see.
  */
 export class Message {
-  /** Exchange the message was published to (`""` for the default exchange). */
-  readonly exchange: string;
-  /** Routing key the message was published with. */
-  readonly routingKey: string;
   /** Delivery tag for `ack`/`nack`/`reject`, scoped to the subscription. 0 for no-ack gets. */
   readonly deliveryTag: number;
   /** Tag of the consumer it was delivered to (`""` for `get`). */
@@ -55,14 +51,22 @@ export class Message {
     extraValue?: FieldValue,
   ) {
     this.#stored = stored;
-    this.exchange = stored.exchange;
-    this.routingKey = stored.routingKey;
     this.deliveryTag = deliveryTag;
     this.consumerTag = consumerTag;
     this.redelivered = redelivered;
     this.#settlement = settlement;
     this.#extraHeader = extraHeader;
     this.#extraValue = extraValue;
+  }
+
+  /** Exchange the message was published to (`""` for the default exchange). */
+  get exchange(): string {
+    return this.#stored.exchange;
+  }
+
+  /** Routing key the message was published with. */
+  get routingKey(): string {
+    return this.#stored.routingKey;
   }
 
   /** Message properties (content type, headers, priority, ...). */
@@ -129,6 +133,15 @@ export class Message {
   reject(requeue = false): Promise<void> {
     this.#settled = true;
     return this.#settlement.nack(this.deliveryTag, requeue, false);
+  }
+
+  /**
+   * Records that the message was settled by its subscription on the application's behalf (auto
+   * ack), so a later `ack()` by the application fails as a double ack would.
+   * @internal
+   */
+  markSettled(): void {
+    this.#settled = true;
   }
 
   /** Cancels the consumer the message was delivered to. */

@@ -45,6 +45,12 @@ export interface ConsumerHost<E> {
 
 const resolved = Promise.resolve();
 
+/** How a delivery is settled. */
+type Outcome = 0 | 1 | 2;
+const ACK: Outcome = 0;
+const REQUEUE: Outcome = 1;
+const DROP: Outcome = 2;
+
 /** Makes a server-style consumer tag for subscribers that gave none. */
 export function generateConsumerTag(): string {
   return `amq.ctag-${randomBytes(16).toString('base64url')}`;
@@ -186,24 +192,20 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   /** Acknowledges one delivery, or every unsettled one up to `deliveryTag` with `multiple`. */
   ack(deliveryTag: number, multiple = false): Promise<void> {
     try {
-      for (const entry of this.#take(deliveryTag, multiple)) this.#host.onAck(this, entry);
+      this.#settle(deliveryTag, multiple, ACK);
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#freed();
     return resolved;
   }
 
   /** Rejects one delivery (or every unsettled one up to it), requeueing or dropping it. */
   nack(deliveryTag: number, requeue = false, multiple = false): Promise<void> {
     try {
-      for (const entry of this.#take(deliveryTag, multiple)) {
-        this.#host.onReject(this, entry, requeue);
-      }
+      this.#settle(deliveryTag, multiple, requeue ? REQUEUE : DROP);
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#freed();
     return resolved;
   }
 
@@ -248,27 +250,36 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     };
   }
 
-  #take(deliveryTag: number, multiple: boolean): E[] {
+  /** Settles synchronously; throws for an unknown tag or a closed consumer. */
+  #settle(deliveryTag: number, multiple: boolean, outcome: Outcome): void {
     if (this.#closed) {
       throw new ClosedError(
         `consumer '${this.consumerTag}' is closed; its deliveries were requeued`,
       );
     }
-    if (multiple) {
-      const entries: E[] = [];
+    if (!multiple) {
+      const entry = this.#unacked.get(deliveryTag);
+      if (entry === undefined) throw unknownTag(deliveryTag);
+      this.#unacked.delete(deliveryTag);
+      this.#apply(entry, outcome);
+    } else {
       const limit = deliveryTag === 0 ? Number.POSITIVE_INFINITY : deliveryTag;
+      let settled = 0;
+      // Map iteration is in insertion order, which is delivery-tag order.
       for (const [tag, entry] of this.#unacked) {
         if (tag > limit) break;
-        entries.push(entry);
         this.#unacked.delete(tag);
+        this.#apply(entry, outcome);
+        settled++;
       }
-      if (entries.length === 0 && deliveryTag !== 0) throw unknownTag(deliveryTag);
-      return entries;
+      if (settled === 0 && deliveryTag !== 0) throw unknownTag(deliveryTag);
     }
-    const entry = this.#unacked.get(deliveryTag);
-    if (entry === undefined) throw unknownTag(deliveryTag);
-    this.#unacked.delete(deliveryTag);
-    return [entry];
+    this.#freed();
+  }
+
+  #apply(entry: E, outcome: Outcome): void {
+    if (outcome === ACK) this.#host.onAck(this, entry);
+    else this.#host.onReject(this, entry, outcome === REQUEUE);
   }
 
   #freed(): void {
@@ -283,7 +294,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     try {
       result = callback(message);
     } catch {
-      if (this.#autoAck) void message.nack(this.#requeueOnNack).catch(ignore);
+      if (this.#autoAck) this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP);
       return;
     }
     if (!this.#autoAck) {
@@ -291,13 +302,21 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
       return;
     }
     if (!result) {
-      if (!message.isAcked) void message.ack().catch(ignore);
+      this.#autoSettle(message, ACK);
       return;
     }
     result.then(
-      () => (message.isAcked ? undefined : message.ack().catch(ignore)),
-      () => (message.isAcked ? undefined : message.nack(this.#requeueOnNack).catch(ignore)),
+      () => this.#autoSettle(message, ACK),
+      () => this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP),
     );
+  }
+
+  /** Settles on the callback's behalf, unless it settled the message itself. */
+  #autoSettle(message: Message, outcome: Outcome): void {
+    if (message.isAcked || this.#closed) return;
+    message.markSettled();
+    // The tag may already be gone (settled with `multiple` by a later message): nothing to do.
+    if (this.#unacked.has(message.deliveryTag)) this.#settle(message.deliveryTag, false, outcome);
   }
 
   #push(message: Message): void {
@@ -315,10 +334,10 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     this.#previous = this.#autoAck ? message : undefined;
   }
 
-  async #next(): Promise<IteratorResult<Message>> {
+  #next(): Promise<IteratorResult<Message>> {
     const previous = this.#previous;
     this.#previous = undefined;
-    if (previous && !previous.isAcked && !this.#closed) await previous.ack();
+    if (previous) this.#autoSettle(previous, ACK);
     if (this.#bufferHead < this.#buffer.length) {
       const message = this.#buffer[this.#bufferHead]!;
       this.#buffer[this.#bufferHead++] = undefined as unknown as Message;
@@ -327,9 +346,9 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
         this.#bufferHead = 0;
       }
       this.#handOver(message);
-      return { done: false, value: message };
+      return Promise.resolve({ done: false, value: message });
     }
-    if (this.#cancelled) return { done: true, value: undefined };
+    if (this.#cancelled) return Promise.resolve({ done: true, value: undefined });
     return new Promise<IteratorResult<Message>>((resolve, reject) => {
       this.#waiter = { resolve, reject };
     });

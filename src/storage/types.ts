@@ -23,6 +23,13 @@ export interface RecordCodec<T> {
   encode(record: T): Uint8Array;
   /** Rebuilds a record from bytes produced by `encode`. */
   decode(bytes: Uint8Array): T;
+  /**
+   * Optional fast path of `decode`: rebuilds the record from `bytes[offset, offset + length)`,
+   * which saves a view per record when an adapter reads many records out of one buffer. Must
+   * give the same result as `decode(bytes.subarray(offset, offset + length))`, and must not keep
+   * a reference to `bytes` (the adapter reuses it).
+   */
+  decodeFrom?(bytes: Uint8Array, offset: number, length: number): T;
 }
 
 /** What an adapter can do, so shared code and the conformance suite can adapt. */

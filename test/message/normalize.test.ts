@@ -35,11 +35,29 @@ describe('publishing a message', () => {
     expect(m.properties.headers).toEqual({ nested: { n: 1 } });
   });
 
-  test('stored messages are frozen', () => {
-    const m = normalizeMessage('x', { headers: { a: 1 } }, '', 'q');
-    expect(Object.isFrozen(m)).toBe(true);
-    expect(Object.isFrozen(m.properties)).toBe(true);
-    expect(Object.isFrozen(m.properties.headers)).toBe(true);
+  test('bodies published one after another never overlap', () => {
+    const a = normalizeMessage(new Uint8Array(100).fill(1), undefined, '', 'q');
+    const b = normalizeMessage('two', undefined, '', 'q');
+    const c = normalizeMessage(new Uint8Array(5000).fill(3), undefined, '', 'q');
+    expect(a.body.every((x) => x === 1)).toBe(true);
+    expect(new TextDecoder().decode(b.body)).toBe('two');
+    expect(c.body.byteLength).toBe(5000);
+    expect(c.body.every((x) => x === 3)).toBe(true);
+  });
+
+  test('many bodies fill and roll over the shared buffers intact', () => {
+    const stored = Array.from({ length: 2000 }, (_, i) =>
+      normalizeMessage(`message ${i} ${'x'.repeat(i % 300)}`, undefined, '', 'q'),
+    );
+    stored.forEach((m, i) => {
+      expect(new TextDecoder().decode(m.body)).toBe(`message ${i} ${'x'.repeat(i % 300)}`);
+    });
+  });
+
+  test('a typed array view is copied from its own window only', () => {
+    const buffer = new Uint16Array([1, 2, 3, 4]);
+    const m = normalizeMessage(buffer.subarray(1, 3), undefined, '', 'q');
+    expect([...m.body]).toEqual([2, 0, 3, 0]);
   });
 
   test('publish-only options are not stored as properties', () => {

@@ -17,6 +17,7 @@ export function scenarioRun(target: ParityTarget, session: ParitySession): Scena
 
   const ctx: ParityContext = {
     target: target.name,
+    behaviour: target.behaviour,
     name,
     async queue(suffix, options) {
       const queueName = name(suffix);

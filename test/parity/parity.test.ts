@@ -15,7 +15,7 @@ const availability = await Promise.all(targets.map((t) => t.unavailable()));
 targets.forEach((target, i) => {
   const why = availability[i];
   if (why !== undefined) {
-    if (process.env.CI) {
+    if (process.env.CI && process.env.CI !== 'false') {
       describe(`parity on ${target.name}`, () => {
         it('reaches the target', () => {
           throw new Error(`${target.name} is unreachable in CI: ${why}`);

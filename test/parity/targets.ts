@@ -1,14 +1,16 @@
 /**
  * The targets the parity scenarios run against. Every scenario runs on every target listed in
- * `targets` below; add a target there (the in-process mqlite broker is added the same way once it
- * offers the `ParitySession` surface).
+ * `targets` below: the in-process mqlite broker, and a real broker through
+ * `@cloudamqp/amqp-client` (the local RabbitMQ, or whatever `AMQP_URL` names).
  */
 
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import { eventually, sleep } from './helpers.js';
-import type { ParitySession } from './types.js';
+import { Broker } from '../../src/broker.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { eventually, expectAmqpError, sleep } from './helpers.js';
+import type { ParitySession, TargetBehaviour } from './types.js';
 
 /** A broker the scenarios can run against. */
 export interface ParityTarget {
@@ -19,6 +21,8 @@ export interface ParityTarget {
   open(): Promise<ParitySession>;
   /** Offset of the first message of a stream: 0 on RabbitMQ, 1 on mqlite and LavinMQ. */
   readonly firstStreamOffset: number;
+  /** Where it differs on purpose (see `TargetBehaviour`). */
+  readonly behaviour: TargetBehaviour;
   /** Lets `ms` of broker time pass (see `ParityContext.elapse`). */
   elapse(session: ParitySession, ms: number): Promise<void>;
   /** See `ParityContext.expectUnroutable`. */
@@ -37,6 +41,12 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
   return {
     name,
     firstStreamOffset: Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+    behaviour: {
+      cancelRequeuesUnacked: true,
+      maxLengthBytesReason: 'maxlen',
+      deliveryCountHeader: false,
+      notImplementedClosesConnection: true,
+    },
     async unavailable() {
       try {
         const session = await AMQPSession.connect(url, { logger: null, maxRetries: 1 });
@@ -78,9 +88,41 @@ function redact(url: string): string {
   return u.toString();
 }
 
+/**
+ * mqlite in process: a fresh memory broker per scenario, on a `ManualClock` so time-based
+ * scenarios run without waiting.
+ */
+export function mqliteTarget(): ParityTarget {
+  const clocks = new WeakMap<ParitySession, ManualClock>();
+  return {
+    name: 'mqlite',
+    firstStreamOffset: 1,
+    behaviour: {
+      cancelRequeuesUnacked: false,
+      maxLengthBytesReason: 'maxlenbytes',
+      deliveryCountHeader: true,
+      notImplementedClosesConnection: false,
+    },
+    unavailable: async () => undefined,
+    async open() {
+      const clock = new ManualClock(Date.now());
+      const broker = await Broker.open({ clock });
+      clocks.set(broker, clock);
+      return broker;
+    },
+    async elapse(session, ms) {
+      const clock = clocks.get(session);
+      if (!clock) throw new Error('session was not opened by this target');
+      clock.advance(ms);
+    },
+    async expectUnroutable(_session, publish) {
+      await expectAmqpError(publish(), 312, /^NO_ROUTE - /);
+    },
+  };
+}
+
 /** Every target the parity suite runs against. */
 export const targets: readonly ParityTarget[] = [
-  amqpBrokerTarget('rabbitmq', amqpUrl),
-  // The in-process broker joins here, e.g.:
-  // { name: 'mqlite', open: () => Broker.open(), firstStreamOffset: 1, elapse: ..., ... }
+  mqliteTarget(),
+  amqpBrokerTarget(process.env.AMQP_URL ? 'amqp-url' : 'rabbitmq', amqpUrl),
 ];

@@ -38,10 +38,41 @@ export interface ParitySession
   exchange(name: string, type: ExchangeType, options?: ExchangeOptions): Promise<ParityExchange>;
 }
 
+/**
+ * The deliberate differences between targets, each documented in the README ("Differences from
+ * the brokers"). Scenarios that touch one assert the target's expectation through these fields.
+ */
+export interface TargetBehaviour {
+  /**
+   * Whether `subscription.cancel()` returns the subscription's unacked messages to the queue.
+   * `@cloudamqp/amqp-client` closes the subscription's channel on cancel, so they come back
+   * redelivered; mqlite's cancel is a basic.cancel that leaves them settleable (closing the
+   * session returns them).
+   */
+  readonly cancelRequeuesUnacked: boolean;
+  /**
+   * The dead-letter reason of a message dropped by `x-max-length-bytes`: RabbitMQ 3.10 writes
+   * `maxlen`, mqlite writes `maxlenbytes`.
+   */
+  readonly maxLengthBytesReason: 'maxlen' | 'maxlenbytes';
+  /**
+   * Whether every delivery of a classic queue carries `x-delivery-count` (mqlite; RabbitMQ 3.10
+   * writes it on quorum queues only).
+   */
+  readonly deliveryCountHeader: boolean;
+  /**
+   * Whether a 540 NOT_IMPLEMENTED (basic.get on a stream) closes the connection, as AMQP makes it
+   * a connection error (RabbitMQ); mqlite rejects the call alone and the session goes on.
+   */
+  readonly notImplementedClosesConnection: boolean;
+}
+
 /** What a scenario gets besides the session: throwaway names, cleanup, waits, translations. */
 export interface ParityContext {
   /** The target's name (`rabbitmq`, `mqlite`, ...). */
   readonly target: string;
+  /** Where the target differs on purpose. */
+  readonly behaviour: TargetBehaviour;
   /** A name unique to this run, `parity-<random>-<suffix>`, so runs never collide. */
   name(suffix: string): string;
   /** Declares a queue under a throwaway name; it is deleted after the scenario, even on failure. */

@@ -405,3 +405,47 @@ describe('fs storage: reopening and compaction', () => {
     await adapter.close();
   });
 });
+
+describe('fs storage: metadata', () => {
+  test('a key updated on every ack stays one small record on disk', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const ns = await adapter.namespace('q');
+    ns.meta.set('args', { 'x-queue-type': 'stream' });
+    for (let i = 1; i <= 20_000; i++) {
+      ns.meta.set('offset/consumer', i);
+      if (i % 10 === 0) await ns.meta.sync();
+    }
+    const size = fs.statSync(path.join(dir, 'q', '~meta')).size;
+    expect(size).toBeLessThan(64 * 1024);
+    await adapter.close();
+    const again = open(dir);
+    expect((await again.namespace('q')).meta.get('offset/consumer')).toBe(20_000);
+    await again.close();
+  });
+
+  test('a torn metadata record is dropped on reopen, earlier ones kept', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    const ns = await adapter.namespace('q');
+    ns.meta.set('kept', 1);
+    await ns.meta.sync();
+    faults.failWritesAfter(5);
+    ns.meta.set('torn', 2);
+    await expect(ns.meta.sync()).rejects.toMatchObject({ code: 'EIO' });
+    faults.heal();
+    await adapter.close();
+    const again = open(dir);
+    const meta = (await again.namespace('q')).meta;
+    expect([...meta.entries()]).toEqual([['kept', 1]]);
+    meta.set('after', 3);
+    await again.close();
+    const third = open(dir);
+    expect([...(await third.namespace('q')).meta.entries()]).toEqual([
+      ['after', 3],
+      ['kept', 1],
+    ]);
+    await third.close();
+  });
+});

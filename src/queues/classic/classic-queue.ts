@@ -166,7 +166,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #deadLetterRouter: DeadLetterRouter | undefined;
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: (error: unknown) => void;
-  /** `min(x-message-ttl, expiration)` needs parsing only when either can be set. */
+  /** `x-message-ttl`, or Infinity. */
   readonly #queueTtl: number;
 
   /** Consumers in registration order (the single active consumer is the first). */
@@ -175,7 +175,7 @@ export class ClassicQueue implements AsyncDisposable {
   #groups: PriorityGroup[] = [];
   #exclusive = false;
   readonly #host: ConsumerHost<number>;
-  /** Deliveries so far of stored messages delivered more than once (others: 0 or 1). */
+  /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
   readonly #expiry = new ExpiryIndex();
   #expiryTimer: TimerHandle | undefined;
@@ -186,6 +186,8 @@ export class ClassicQueue implements AsyncDisposable {
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
   #getNoAckChannel: Subscription<number> | undefined;
+  /** The last publish still waiting for its level's store to open, if any. */
+  #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
 
   protected constructor(init: ClassicQueueInit) {
@@ -261,9 +263,24 @@ export class ClassicQueue implements AsyncDisposable {
   publishMessage(message: StoredMessage): Promise<void> {
     try {
       this.#assertOpen();
-      const preparing = this.store.prepare(message);
-      if (preparing !== undefined) return preparing.then(() => this.#enqueue(message));
-      return this.#enqueue(message);
+      const prepared = this.store.prepare(message);
+      const pending = this.#pendingEnqueue;
+      if (prepared === undefined && pending === undefined) return this.#enqueue(message);
+      // Publishes behind one that waits for its level to open wait too: arrival order holds.
+      const before =
+        prepared !== undefined && pending !== undefined
+          ? Promise.all([prepared, pending])
+          : (prepared ?? pending)!;
+      let stored: Promise<void> = Promise.resolve();
+      const enqueued = before.then(() => {
+        stored = this.#enqueue(message);
+      });
+      this.#pendingEnqueue = enqueued;
+      const clear = () => {
+        if (this.#pendingEnqueue === enqueued) this.#pendingEnqueue = undefined;
+      };
+      enqueued.then(clear, clear);
+      return enqueued.then(() => stored);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -578,10 +595,8 @@ export class ClassicQueue implements AsyncDisposable {
       earlier = 1;
       this.#deliveries.set(handle, 1);
     }
-    if (consumer.noAck) {
-      this.#settle(handle);
-      return consumer.deliver(handle, stored, earlier > 0, DELIVERY_COUNT, earlier);
-    }
+    // A no-ack delivery is settled as it goes out.
+    if (consumer.noAck) this.#settle(handle);
     return consumer.deliver(handle, stored, earlier > 0, DELIVERY_COUNT, earlier);
   }
 

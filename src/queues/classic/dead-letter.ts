@@ -49,7 +49,8 @@ export function deadLetteredCopy(
       count: 1,
       reason,
       queue,
-      time: new Date(time),
+      // An AMQP timestamp counts whole seconds: RabbitMQ's x-death times have no milliseconds.
+      time: new Date(time - (time % 1000)),
       exchange: message.exchange,
       'routing-keys': Object.freeze([message.routingKey]),
     };

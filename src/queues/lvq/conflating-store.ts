@@ -26,10 +26,13 @@ export const LVQ_LOG = 'lvq';
 /** Metadata key of the highest offset ever delivered (redelivery flag after a reopen). */
 const DELIVERED_MARK = 'lvq.delivered';
 /**
- * Segment size of the log. Small segments let fully superseded ones be reclaimed early: a queue
- * with a thousand hot keys keeps a few segments, not one large one full of dead slots.
+ * Segment sizes of the log. Small segments let fully superseded ones be reclaimed early, so a
+ * queue with a thousand hot keys keeps a few segments, not one large one full of dead slots;
+ * and a rarely updated key pins only a small segment. On disk, where compaction rewrites mostly
+ * deleted segments, larger ones save files; in memory a pinned segment costs 16 bytes per slot.
  */
-const DEFAULT_SEGMENT_BYTES = 256 * 1024;
+const PERSISTENT_SEGMENT_BYTES = 256 * 1024;
+const MEMORY_SEGMENT_BYTES = 32 * 1024;
 
 const READY = 1;
 const IN_FLIGHT = 2;
@@ -49,8 +52,8 @@ export interface ConflatingStoreOptions {
   readonly key: string;
   /** Codec of the message log. */
   readonly codec: RecordCodec<StoredMessage>;
-  /** Segment size of the log when it is created (default 256 KiB). */
-  readonly segmentBytes?: number;
+  /** The storage is persistent: the log gets larger segments (see above). */
+  readonly persistent: boolean;
 }
 
 /** A `ReadyStore` that keeps only the latest message of each key. */
@@ -101,7 +104,7 @@ export class ConflatingStore implements ReadyStore {
    */
   static async open(ns: Namespace, options: ConflatingStoreOptions): Promise<ConflatingStore> {
     const log = await ns.openLog(LVQ_LOG, options.codec, {
-      segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
+      segmentBytes: options.persistent ? PERSISTENT_SEGMENT_BYTES : MEMORY_SEGMENT_BYTES,
     });
     const store = new ConflatingStore(ns, log, options.key);
     const cursor = log.cursor(log.firstOffset);

@@ -134,6 +134,7 @@ export class LastValueQueue extends ClassicQueue {
       const store = await ConflatingStore.open(opened.namespace, {
         key: declaration.key,
         codec: messageCodec,
+        persistent: opened.storage.supports.persistent,
       });
       const init: ClassicQueueInit = {
         name: options.name,

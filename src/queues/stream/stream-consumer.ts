@@ -120,18 +120,45 @@ export class StreamConsumer implements ConsumerHost<number> {
     return this.#parked;
   }
 
-  /**
-   * New messages were published: continue if it was waiting at the end. `at` is its first
-   * match when the stream found it through the geo index: the messages before it are skipped.
-   */
-  wake(at?: number): void {
+  /** New messages were published: continue if it was waiting at the end. */
+  wake(): void {
     if (!this.#parked) return;
     this.#parked = false;
-    if (at !== undefined && at > this.#position) {
-      this.#cursor.seek(at);
-      this.#position = at;
-    }
     this.#pump();
+  }
+
+  /**
+   * The stream found, through its geo index, the messages published up to `end` that this
+   * parked consumer matches: deliver those without reading the others, and stay parked at
+   * `end`. Out of prefetch room, it falls back to reading from the first undelivered match.
+   */
+  deliverMatches(matches: readonly number[], end: number): void {
+    if (!this.#parked) return;
+    const sub = this.subscription;
+    const log = this.#context.log;
+    this.#pumping = true;
+    try {
+      for (let i = 0; i < matches.length; i++) {
+        const offset = matches[i]!;
+        if (sub.capacity <= 0 || this.#redeliverHead < this.#redeliver.length) {
+          this.#parked = false;
+          this.#cursor.seek(offset);
+          this.#position = offset;
+          return;
+        }
+        const record = log.get(offset);
+        if (record === undefined) continue;
+        this.#unsettled.add(offset);
+        sub.deliver(offset, record, false, OFFSET_HEADER, offset);
+      }
+      this.#cursor.seek(end);
+      this.#position = Math.max(this.#position, end);
+    } finally {
+      this.#pumping = false;
+    }
+    // A callback requeued something: redeliveries go before anything newer.
+    if (this.#redeliverHead < this.#redeliver.length) this.#pump();
+    else this.#storeProgress();
   }
 
   onAck(_consumer: Subscription<number>, offset: number): void {

@@ -137,7 +137,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#clock = clock;
     this.#onDelete = init.onDelete;
     this.#offsets = new OffsetStore(namespace.meta);
-    this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset);
+    this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
     this.#retention = new StreamRetention(log, init.arguments, clock, () => this.#afterDrop());
     this.#context = {
@@ -155,7 +155,8 @@ export class StreamQueue implements AsyncDisposable {
   /**
    * Opens (or creates) a stream. A stream that exists in the storage keeps its messages, offsets,
    * stored consumer offsets and arguments; declaring it again with other arguments fails with
-   * 406 "inequivalent arg".
+   * 406 "inequivalent arg". Open a stream once per storage namespace (the Broker does): two
+   * handles on one stream would not wake each other's consumers.
    *
    * @throws PreconditionFailedError (406) for a refused flag or argument.
    */
@@ -401,7 +402,9 @@ export class StreamQueue implements AsyncDisposable {
     }
     const automatic = args[TRACKING_ARG] === true || args[TRACKING_ARG] === 'true';
     const tracking = !tag.startsWith('amq.ctag-') && (spec === undefined || automatic);
-    const stored = tracking ? this.#offsets.get(tag) : undefined;
+    // A stored offset beyond the end (a crash cut the log's tail) resumes at the end.
+    const storedOffset = tracking ? this.#offsets.get(tag) : undefined;
+    const stored = storedOffset === undefined ? undefined : Math.min(storedOffset, log.nextOffset);
     const start = stored ?? (spec === undefined ? log.firstOffset : resolveOffsetSpec(spec, log));
     const consumer = new StreamConsumer(
       this.#context,
@@ -432,8 +435,8 @@ export class StreamQueue implements AsyncDisposable {
   };
 
   /**
-   * Finds the geo-indexed waiting consumers that messages published this tick match (through the
-   * index, not by asking every consumer) and resumes each at its first match.
+   * Finds the parked geo-indexed consumers that messages published this tick match (through the
+   * index, not by asking every consumer) and hands each exactly its matches.
    */
   #wakeGeoWaiting(): void {
     this.#scanned = this.#log.nextOffset;
@@ -443,18 +446,20 @@ export class StreamQueue implements AsyncDisposable {
     this.#geoOffsets = [];
     this.#geoHeaders = [];
     const geo = this.#geoConsumers;
-    const due = new Map<StreamConsumer, number>();
+    const end = this.#scanned;
+    const due = new Map<StreamConsumer, number[]>();
     let offset = 0;
     const visit = (consumer: StreamConsumer) => {
-      if (consumer.parked && !due.has(consumer) && offset >= consumer.position) {
-        due.set(consumer, offset);
-      }
+      if (!consumer.parked || offset < consumer.position) return;
+      const matches = due.get(consumer);
+      if (matches) matches.push(offset);
+      else due.set(consumer, [offset]);
     };
     for (let i = 0; i < offsets.length; i++) {
       offset = offsets[i]!;
       geo.forEachMatch(headers[i]!, visit);
     }
-    for (const [consumer, at] of due) consumer.wake(at);
+    for (const [consumer, matches] of due) consumer.deliverMatches(matches, end);
   }
 
   /** Summarizes the messages of the block that was still open when the stream last closed. */

@@ -36,12 +36,20 @@ export class FilterSummaries {
   /** Next offset to summarize. */
   #next: number;
 
-  /** @param firstOffset the oldest retained offset; blocks before it are forgotten. */
-  constructor(meta: MetaStore, firstOffset: number) {
+  /**
+   * @param firstOffset the oldest retained offset.
+   * @param nextOffset the log's next offset: a persisted block reaching it is dropped, as after a
+   *   crash that cut the log's tail its offsets will hold other messages.
+   */
+  constructor(meta: MetaStore, firstOffset: number, nextOffset: number) {
     this.#meta = meta;
     let resumeBlock = blockOf(firstOffset);
     for (const [key, value] of meta.entries(KEY_PREFIX)) {
       const block = Number(key.slice(KEY_PREFIX.length));
+      if (blockStart(block + 1) > nextOffset) {
+        meta.delete(key);
+        continue;
+      }
       this.#closed.set(block, value as unknown as SegmentSummary);
       resumeBlock = Math.max(resumeBlock, block + 1);
     }

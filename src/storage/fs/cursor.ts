@@ -3,6 +3,11 @@
  * so N cursors are N independent sequential readers; between `next()` calls it holds only a
  * segment, a position and the next offset it wants. If its segment is dropped or rewritten by
  * compaction under it, it finds its place again from that offset through the sparse index.
+ *
+ * `next()` only walks: the record and timestamp are decoded from the window when first read,
+ * so a reader that skips records (by offset or timestamp) pays nothing for their contents. A
+ * frame still in the log's write buffer is decoded at once, since later appends reuse that
+ * buffer. A record that cannot be decoded throws MQLITE_CORRUPTION when `record` is read.
  */
 import type { LogCursor } from '../types.js';
 import { FILE_HEADER, frameDelta, frameTimestamp } from './frame.js';
@@ -11,12 +16,13 @@ import { FrameReader } from './reader.js';
 import type { Segment } from './segment.js';
 
 /** Read window of a cursor: big enough that a sequential read costs few system calls. */
-const WINDOW = 128 * 1024;
+const WINDOW = 256 * 1024;
+
+const RECORD = 1;
+const TIMESTAMP = 2;
 
 export class FsCursor<T> implements LogCursor<T> {
   offset = 0;
-  timestamp = Number.NaN;
-  record!: T;
 
   readonly #log: FsLog<T>;
   #reader: FrameReader | undefined;
@@ -28,9 +34,35 @@ export class FsCursor<T> implements LogCursor<T> {
   /** The next offset this cursor may yield. */
   #want: number;
 
+  /** The current frame (`#bytes[#at]` of `#length` bytes, in `#frameSeg`). */
+  #frameSeg: Segment | undefined;
+  #bytes: Uint8Array | undefined;
+  #at = 0;
+  #length = 0;
+  /** What of the current frame is still to be read from it: RECORD | TIMESTAMP bits. */
+  #pending = 0;
+  #record: T | undefined;
+  #timestamp = Number.NaN;
+
   constructor(log: FsLog<T>, offset: number) {
     this.#log = log;
     this.#want = offset;
+  }
+
+  get record(): T {
+    if (this.#pending & RECORD) {
+      this.#record = this.#log.decodeAt(this.#frameSeg!, this.#bytes!, this.#at, this.#length);
+      this.#pending &= ~RECORD;
+    }
+    return this.#record as T;
+  }
+
+  get timestamp(): number {
+    if (this.#pending & TIMESTAMP) {
+      this.#timestamp = frameTimestamp(this.#bytes!, this.#at);
+      this.#pending &= ~TIMESTAMP;
+    }
+    return this.#timestamp;
   }
 
   seek(offset: number): void {
@@ -53,15 +85,24 @@ export class FsCursor<T> implements LogCursor<T> {
         this.#enter(after, FILE_HEADER, 0);
         continue;
       }
-      const { buf, at } = reader;
+      const bytes = reader.bytes;
+      const at = reader.at;
       const slot = this.#slot++;
       this.#pos += reader.length;
-      const offset = seg.firstOffset + frameDelta(buf, at);
-      if (offset < this.#want || seg.isDeletedSlot(slot)) continue;
+      const offset = seg.firstOffset + frameDelta(bytes, at);
+      if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) continue;
       this.#want = offset + 1;
-      this.record = log.decode(seg, reader);
       this.offset = offset;
-      this.timestamp = frameTimestamp(buf, at);
+      this.#frameSeg = seg;
+      this.#bytes = bytes;
+      this.#at = at;
+      this.#length = reader.length;
+      this.#pending = RECORD | TIMESTAMP;
+      if (reader.inBatch) {
+        // Later appends reuse the write buffer: read the frame while it is there.
+        void this.record;
+        void this.timestamp;
+      }
       return true;
     }
   }

@@ -24,7 +24,10 @@ export const INCOMPLETE = -1;
 /** Result of {@link checkFrame} when the frame fails its checksum. */
 export const BAD_CHECKSUM = -2;
 
-/** Writes a frame header at `at` for a payload already placed at `at + FRAME_HEADER`. */
+/**
+ * Writes a frame header at `at` for a payload of `payloadLength` bytes already placed at
+ * `at + FRAME_HEADER`.
+ */
 export function writeFrame(
   buf: Buffer,
   at: number,
@@ -32,41 +35,56 @@ export function writeFrame(
   delta: number,
   byteLength: number,
   timestamp: number,
-  payload: Uint8Array,
 ): void {
   buf.writeUInt32LE(payloadLength, at);
   buf.writeUInt32LE(delta, at + 8);
   buf.writeUInt32LE(byteLength, at + 12);
   buf.writeDoubleLE(timestamp, at + 16);
-  buf.writeUInt32LE(crc32Range(buf, at + 8, at + FRAME_HEADER, crc32(payload)), at + 4);
+  buf.writeUInt32LE(frameChecksum(buf, at, FRAME_HEADER + payloadLength), at + 4);
+}
+
+/** The checksum a frame of `total` bytes at `at` should carry: payload, then header fields. */
+function frameChecksum(bytes: Uint8Array, at: number, total: number): number {
+  const payloadCrc = crc32Range(bytes, at + FRAME_HEADER, at + total);
+  return crc32Range(bytes, at + 8, at + FRAME_HEADER, payloadCrc);
 }
 
 /**
- * Checks the frame at `buf[at]` with `end` the end of valid bytes: returns the frame's total
+ * Checks the frame at `bytes[at]` with `end` the end of valid bytes: returns the frame's total
  * length, {@link INCOMPLETE} or {@link BAD_CHECKSUM}. `maxPayload` bounds a garbled length.
  */
-export function checkFrame(buf: Buffer, at: number, end: number, maxPayload: number): number {
+export function checkFrame(bytes: Uint8Array, at: number, end: number, maxPayload: number): number {
   if (end - at < FRAME_HEADER) return INCOMPLETE;
-  const length = buf.readUInt32LE(at);
+  const length = u32(bytes, at);
   if (length > maxPayload) return BAD_CHECKSUM;
   const total = FRAME_HEADER + length;
   if (end - at < total) return INCOMPLETE;
-  const payload = buf.subarray(at + FRAME_HEADER, at + total);
-  const crc = crc32Range(buf, at + 8, at + FRAME_HEADER, crc32(payload));
-  return crc === buf.readUInt32LE(at + 4) ? total : BAD_CHECKSUM;
+  return frameChecksum(bytes, at, total) === u32(bytes, at + 4) ? total : BAD_CHECKSUM;
 }
 
-export function frameLength(buf: Buffer, at: number): number {
-  return FRAME_HEADER + buf.readUInt32LE(at);
+// Field readers work on any Uint8Array (a Buffer's accessors would need a Buffer per window).
+
+/** Little-endian u32 at `at`. */
+export function u32(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) + bytes[at + 3]! * 0x1000000;
 }
-export function frameDelta(buf: Buffer, at: number): number {
-  return buf.readUInt32LE(at + 8);
+
+export function frameDelta(bytes: Uint8Array, at: number): number {
+  return u32(bytes, at + 8);
 }
-export function frameByteLength(buf: Buffer, at: number): number {
-  return buf.readUInt32LE(at + 12);
+export function frameByteLength(bytes: Uint8Array, at: number): number {
+  return u32(bytes, at + 12);
 }
-export function frameTimestamp(buf: Buffer, at: number): number {
-  return buf.readDoubleLE(at + 16);
+
+const scratch = new Float64Array(1);
+const scratchBytes = new Uint8Array(scratch.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export function frameTimestamp(bytes: Uint8Array, at: number): number {
+  const from = at + 16;
+  if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) scratchBytes[i] = bytes[from + i]!;
+  else for (let i = 0; i < 8; i++) scratchBytes[7 - i] = bytes[from + i]!;
+  return scratch[0]!;
 }
 
 /** A segment file header. */

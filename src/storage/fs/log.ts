@@ -33,7 +33,7 @@ import {
   writeFully,
 } from './io.js';
 import { MarksFile } from './marks.js';
-import { FrameReader, type FrameSource, plain } from './reader.js';
+import { FrameReader, type FrameSource } from './reader.js';
 import { corruptRecord, scanSegment } from './recovery.js';
 import { Segment, segmentFileName } from './segment.js';
 import { readSegmentIndex, writeSegmentIndex } from './segment-index.js';
@@ -65,7 +65,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
   readonly name: string;
   readonly io: FsIo;
   batch: Buffer = Buffer.allocUnsafe(MIN_BATCH);
-  batchBytes: Uint8Array = plain(this.batch);
   readonly codec: RecordCodec<T>;
 
   readonly #dir: string;
@@ -155,7 +154,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const offset = this.#nextOffset;
     const delta = offset - seg.firstOffset;
     this.batch.set(payload, at + FRAME_HEADER);
-    writeFrame(this.batch, at, payload.length, delta, byteLength, timestamp, payload);
+    writeFrame(this.batch, at, payload.length, delta, byteLength, timestamp);
     seg.add(delta, byteLength, timestamp, seg.size, frameLength);
     this.#batchLen = at + frameLength;
     this.#nextOffset = offset + 1;
@@ -177,7 +176,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const slot = seg.slotOf(offset);
     if (slot < 0 || seg.isDeletedSlot(slot)) return undefined;
     this.#locate(seg, slot, offset);
-    return this.decode(seg, this.#reader);
+    const reader = this.#reader;
+    return this.decodeAt(seg, reader.bytes, reader.at, reader.length);
   }
 
   timestampOf(offset: number): number {
@@ -186,7 +186,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const slot = seg ? seg.slotOf(offset) : -1;
     if (!seg || slot < 0) return Number.NaN;
     this.#locate(seg, slot, offset);
-    return frameTimestamp(this.#reader.buf, this.#reader.at);
+    return frameTimestamp(this.#reader.bytes, this.#reader.at);
   }
 
   cursor(offset?: number): LogCursor<T> {
@@ -217,8 +217,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
       if (seg.slots === 0) continue;
       let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
       while (reader.read(seg, pos, false)) {
-        if (frameTimestamp(reader.buf, reader.at) >= timestamp) {
-          return seg.firstOffset + frameDelta(reader.buf, reader.at);
+        if (frameTimestamp(reader.bytes, reader.at) >= timestamp) {
+          return seg.firstOffset + frameDelta(reader.bytes, reader.at);
         }
         pos += reader.length;
       }
@@ -327,14 +327,16 @@ export class FsLog<T> implements Log<T>, FrameSource {
     return segs[i + 1];
   }
 
-  /** Decodes the frame a reader is on; a codec failure means corrupt data. */
-  decode(seg: Segment, reader: FrameReader): T {
-    const { buf, at, length } = reader;
+  /** Decodes the frame of `length` bytes at `bytes[at]`; a codec failure means corrupt data. */
+  decodeAt(seg: Segment, bytes: Uint8Array, at: number, length: number): T {
+    const codec = this.codec;
     try {
-      return this.codec.decode(reader.bytes.subarray(at + FRAME_HEADER, at + length));
+      return codec.decodeFrom
+        ? codec.decodeFrom(bytes, at + FRAME_HEADER, length - FRAME_HEADER)
+        : codec.decode(bytes.subarray(at + FRAME_HEADER, at + length));
     } catch (error) {
       throw new CorruptionError(
-        `record ${seg.firstOffset + frameDelta(buf, at)} in ${seg.file} cannot be decoded`,
+        `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
         { cause: error },
       );
     }
@@ -390,7 +392,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     if (
       !reader.read(seg, pos, true) ||
-      seg.firstOffset + frameDelta(reader.buf, reader.at) !== offset
+      seg.firstOffset + frameDelta(reader.bytes, reader.at) !== offset
     ) {
       throw corruptRecord(seg.file, pos, `does not hold offset ${offset}`);
     }
@@ -489,7 +491,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const grown = Buffer.allocUnsafe(size);
     this.batch.copy(grown, 0, 0, this.#batchLen);
     this.batch = grown;
-    this.batchBytes = plain(grown);
   }
 
   /** Writes the buffer; an I/O error fails the log (every waiter and later call sees it). */

@@ -66,12 +66,12 @@ export const maxLengthScenarios: Scenario[] = [
     },
   },
   {
-    name: 'x-max-length-bytes drops by body bytes, dead-lettering with reason maxlen',
+    name: 'x-max-length-bytes drops by body bytes, dead-lettering with reason maxlen (maxlenbytes on mqlite)',
     async run(_session, ctx) {
       const { q, dlq } = await limited(ctx, undefined, { 'x-max-length-bytes': 4 });
       await publishAll(q, ['aa', 'bb', 'cc']);
       expect(await drain(q)).toEqual(['bb', 'cc']);
-      expect(await deadLettered(ctx, dlq, 1)).toEqual([['aa', 'maxlen']]);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['aa', ctx.behaviour.maxLengthBytesReason]]);
     },
   },
   {

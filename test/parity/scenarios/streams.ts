@@ -91,11 +91,16 @@ export const streamScenarios: Scenario[] = [
     },
   },
   {
-    name: 'a stream refuses basic.get',
+    name: 'a stream refuses basic.get with 540 (RabbitMQ then closes the connection; an mqlite session goes on working)',
     async run(_session, ctx) {
       const q = await stream(ctx, 'stream-get');
       await q.publish('m1');
       await expectAmqpError(q.get({ noAck: false }), 540);
+      if (ctx.behaviour.notImplementedClosesConnection) return;
+      await q.publish('m2');
+      const rec = await readFrom(q, 'first', 2);
+      expect(rec.bodies()).toEqual(['m1', 'm2']);
+      await rec.cancel();
     },
   },
 ];

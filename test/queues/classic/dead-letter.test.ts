@@ -38,7 +38,7 @@ describe.each(STORAGE_KINDS)('dead-lettering on %s storage', (kind) => {
         count: 1,
         reason: 'rejected',
         queue: 'work',
-        time: new Date(publishedAt + 10),
+        time: new Date(publishedAt), // whole seconds, as AMQP timestamps are
         exchange: '',
         'routing-keys': ['work'],
         'original-expiration': '60000',

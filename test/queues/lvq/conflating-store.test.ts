@@ -21,7 +21,7 @@ const codec: RecordCodec<StoredMessage> = {
 
 async function openStore(): Promise<ConflatingStore> {
   const ns = await memoryStorage().namespace('prices');
-  return ConflatingStore.open(ns, { key: 'k', codec });
+  return ConflatingStore.open(ns, { key: 'k', codec, persistent: false });
 }
 
 function msg(body: string, key?: FieldValue): StoredMessage {
@@ -182,12 +182,20 @@ describe('a conflating store', () => {
 
   test('reopening rebuilds the key map from the live records', async () => {
     const storage = memoryStorage();
-    const first = await ConflatingStore.open(await storage.namespace('q'), { key: 'k', codec });
+    const first = await ConflatingStore.open(await storage.namespace('q'), {
+      key: 'k',
+      codec,
+      persistent: false,
+    });
     for (let i = 0; i < 100; i++) first.add(msg(`v${i}`, i % 3), i);
     first.add(msg('plain'), 100);
     const delivered = first.shift();
     await first.close();
-    const second = await ConflatingStore.open(await storage.namespace('q'), { key: 'k', codec });
+    const second = await ConflatingStore.open(await storage.namespace('q'), {
+      key: 'k',
+      codec,
+      persistent: false,
+    });
     expect(readyBodies(second)).toEqual(['v97', 'v98', 'v99', 'plain']);
     expect(second.keyCount).toBe(3);
     expect(second.deliveredBeforeOpen(delivered)).toBe(true);

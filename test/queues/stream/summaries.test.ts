@@ -16,7 +16,7 @@ import {
 describe('filter summaries', () => {
   it('lets a filter skip closed blocks that cannot match, never the open one', async () => {
     const ns = await memoryStorage().namespace('s');
-    const summaries = new FilterSummaries(ns.meta, 1);
+    const summaries = new FilterSummaries(ns.meta, 1, 1);
     const red = { 'x-stream-filter-value': 'red' };
     for (let o = 1; o <= 2 * SUMMARY_BLOCK + 5; o++) summaries.add(o, red);
     const blue = parseStreamFilter({ 'x-stream-filter': 'blue' })!;
@@ -26,11 +26,16 @@ describe('filter summaries', () => {
     expect(summaries.skip(redFilter, 10)).toBe(10);
 
     // Closed blocks persist in the metadata; a new instance resumes after them.
-    const again = new FilterSummaries(ns.meta, 1);
+    const again = new FilterSummaries(ns.meta, 1, 2 * SUMMARY_BLOCK + 6);
     expect(again.next).toBe(2 * SUMMARY_BLOCK + 1);
     expect(again.skip(blue, 1)).toBe(2 * SUMMARY_BLOCK + 1);
     again.dropBefore(SUMMARY_BLOCK + 1);
     expect(again.skip(blue, SUMMARY_BLOCK + 1)).toBe(2 * SUMMARY_BLOCK + 1);
+
+    // A log that lost its tail (a crash) drops the summaries of blocks it no longer holds whole.
+    const cut = new FilterSummaries(ns.meta, SUMMARY_BLOCK + 1, 2 * SUMMARY_BLOCK);
+    expect(cut.next).toBe(SUMMARY_BLOCK + 1);
+    expect(cut.skip(blue, SUMMARY_BLOCK + 1)).toBe(SUMMARY_BLOCK + 1);
   });
 });
 

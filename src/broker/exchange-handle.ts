@@ -1,0 +1,69 @@
+/**
+ * The handle `broker.exchange()` returns, shaped like `AMQPExchange` of `@cloudamqp/amqp-client`:
+ * publish with a routing key, delete. The exchange itself lives in the broker's registry; a
+ * handle only names it, so a handle of a deleted exchange fails with 404 as a client's would.
+ */
+import type { MessageProperties, PublishBody } from '../message/types.js';
+
+/** Options of `exchange.publish()`: the routing key, `mandatory`, and the message properties. */
+export interface ExchangePublishOptions extends MessageProperties {
+  /** Routing key (default `""`). */
+  routingKey?: string;
+  /**
+   * Reject the publish with `NoRouteError` (312 NO_ROUTE) when no queue matches, where a broker
+   * returns the message. Without it an unroutable message is dropped and counted.
+   */
+  mandatory?: boolean;
+  /** Accepted for compatibility: a publish always resolves once stored (a confirm). */
+  confirm?: boolean;
+}
+
+/** What an exchange handle asks of the broker. */
+export interface ExchangeHost {
+  publish(
+    exchange: string,
+    body: PublishBody,
+    options: ExchangePublishOptions | undefined,
+  ): Promise<void>;
+  delete(exchange: string, options: { ifUnused?: boolean } | undefined): Promise<void>;
+}
+
+/**
+ * An exchange of a broker.
+ *
+ * ```ts
+ * const logs = await broker.topicExchange('logs');
+ * await (await broker.queue('errors')).bind(logs, '*.error');
+ * await logs.publish('disk full', { routingKey: 'db.error' });
+ * ```
+ */
+export class BrokerExchange {
+  /** Exchange name. */
+  readonly name: string;
+  readonly #host: ExchangeHost;
+
+  /** @internal made by `broker.exchange()`. */
+  constructor(host: ExchangeHost, name: string) {
+    this.#host = host;
+    this.name = name;
+  }
+
+  /**
+   * Publishes a message to the exchange; it reaches every queue a binding matches (or the
+   * `alternate-exchange`'s). Resolves once every such queue stored it.
+   * @throws NotFoundError (404) once the exchange is gone; AccessRefusedError (403) for an
+   *   internal exchange; NoRouteError (312) for a `mandatory` message no queue took;
+   *   QueueFullError when a target queue's `x-overflow` refuses it.
+   */
+  publish(body: PublishBody, options?: ExchangePublishOptions): Promise<void> {
+    return this.#host.publish(this.name, body, options);
+  }
+
+  /**
+   * Deletes the exchange and its bindings; a missing exchange is no error.
+   * @throws PreconditionFailedError (406) when `ifUnused` and it has bindings.
+   */
+  delete(options?: { ifUnused?: boolean }): Promise<void> {
+    return this.#host.delete(this.name, options);
+  }
+}

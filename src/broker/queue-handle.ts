@@ -1,0 +1,99 @@
+/**
+ * What the broker adds to the queues it hands out: bindings to exchanges, and a delete that
+ * honours `ifUnused`/`ifEmpty`. Queue classes know nothing of the broker, so the broker attaches
+ * these calls to each queue it opens; the publish and consume paths stay the queue's own.
+ *
+ * The generic signatures of `get`, `consumeOne` and `subscribe` change no behaviour: they let
+ * code typed against another client's message class (such as `AMQPMessage` of
+ * `@cloudamqp/amqp-client`, whose public shape mqlite's `Message` shares) receive mqlite's
+ * deliveries. Calls that name no type get mqlite's `Message`.
+ */
+
+import type { Message } from '../message/message.js';
+import type { FieldTable } from '../message/types.js';
+import type { SubscribeParams, Subscription } from '../queues/consumer.js';
+import type { AnyQueue } from './queue-kinds.js';
+
+/** Options of `broker.deleteQueue()` and `queue.delete()`. */
+export interface DeleteQueueOptions {
+  /** Refuse (406) while the queue has consumers. */
+  ifUnused?: boolean;
+  /** Refuse (406) while the queue holds messages. */
+  ifEmpty?: boolean;
+}
+
+/** An exchange given by name, or an exchange handle. */
+export type ExchangeRef = string | { readonly name: string };
+
+/** The calls the broker adds to a queue handle. */
+export interface QueueBindings {
+  /**
+   * Binds the queue to an exchange, as `queue.bind` of `@cloudamqp/amqp-client`: messages
+   * published there whose routing key (or headers) match reach this queue. Binding twice with the
+   * same key and arguments is one binding. Resolves with the queue, for chaining.
+   * @throws AccessRefusedError (403) for the default exchange `""`; NotFoundError (404) for a
+   *   missing exchange or a deleted queue; PreconditionFailedError (406) for an invalid headers
+   *   `x-match`.
+   */
+  bind(exchange: ExchangeRef, routingKey?: string, args?: Record<string, unknown>): Promise<this>;
+  /** Removes the binding with exactly this key and arguments; a missing one is no error. */
+  unbind(exchange: ExchangeRef, routingKey?: string, args?: Record<string, unknown>): Promise<this>;
+  /**
+   * Deletes the queue with its messages and bindings; resolves with how many messages it held.
+   * @throws PreconditionFailedError (406) when `ifUnused` and it has consumers, or `ifEmpty` and
+   *   it holds messages.
+   */
+  delete(options?: DeleteQueueOptions): Promise<number>;
+  /** Polls one message (see the queue's own `get`), typed as the message class `M`. */
+  get<M = Message>(options?: { noAck?: boolean }): Promise<M | null>;
+  /** Waits for one message (see the queue's own `consumeOne`), typed as the message class `M`. */
+  consumeOne<M = Message>(options?: { timeout?: number; signal?: AbortSignal }): Promise<M>;
+  /** Subscribes (see the queue's own `subscribe`), the callback typed with the message class `M`. */
+  subscribe<M = Message>(
+    params: SubscribeParams & { args?: Record<string, unknown> },
+    callback: (message: M) => void | Promise<void>,
+  ): Promise<Subscription>;
+}
+
+/** A queue as the broker returns it: the queue of its kind, plus `QueueBindings`. */
+export type BrokerQueue<Q extends AnyQueue = AnyQueue> = Q & QueueBindings;
+
+/** What a queue handle's added calls ask of the broker. */
+export interface QueueBinder {
+  bind(queue: string, exchange: string, routingKey: string, args: FieldTable): Promise<void>;
+  unbind(queue: string, exchange: string, routingKey: string, args: FieldTable): Promise<void>;
+  delete(queue: string, options: DeleteQueueOptions): Promise<number>;
+}
+
+/**
+ * Adds `bind`, `unbind` and the broker's `delete` to a queue the broker opened. The queue's own
+ * `delete()` is replaced: take `queue.delete.bind(queue)` before, for the broker to call once its
+ * checks passed.
+ */
+export function attachBindings<Q extends AnyQueue>(queue: Q, binder: QueueBinder): BrokerQueue<Q> {
+  const handle = queue as BrokerQueue<Q>;
+  const name = queue.name;
+  // Not enumerable, like methods; writable and configurable, so a session's proxy may wrap them.
+  const method = (value: unknown) => ({ value, writable: true, configurable: true });
+  Object.defineProperties(queue, {
+    bind: method(async (exchange: ExchangeRef, routingKey = '', args: FieldTable = {}) => {
+      await binder.bind(name, exchangeName(exchange), routingKey, args);
+      return handle;
+    }),
+    unbind: method(async (exchange: ExchangeRef, routingKey = '', args: FieldTable = {}) => {
+      await binder.unbind(name, exchangeName(exchange), routingKey, args);
+      return handle;
+    }),
+    delete: method((options: DeleteQueueOptions = {}) => binder.delete(name, options)),
+  });
+  return handle;
+}
+
+/** The name of an exchange given by name or by handle. */
+export function exchangeName(exchange: ExchangeRef): string {
+  if (typeof exchange === 'string') return exchange;
+  if (typeof exchange === 'object' && exchange !== null && typeof exchange.name === 'string') {
+    return exchange.name;
+  }
+  throw new TypeError('exchange must be a name or an exchange handle');
+}
