@@ -2,10 +2,10 @@
  * Stream filter throughput: compiled predicate evaluations per second for each filter kind, and
  * the consumer geo index against asking every consumer (10,000 circles of 1-50 km over Europe).
  *
- * Standalone: `npx tsx bench/filters.ts`.
+ * Standalone: `node --expose-gc --import tsx bench/filters.ts`.
  */
-import { pathToFileURL } from 'node:url';
 import { type CompiledStreamFilter, GeoIndex, parseStreamFilter } from '../src/filters/index.js';
+import { bestOf, isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 
 /** Deterministic PRNG (mulberry32) so runs compare. */
@@ -20,19 +20,6 @@ function rng(seed: number): () => number {
   };
 }
 
-/** Best rate of a few timed rounds of `ops` operations each. */
-function best(ops: number, round: () => void, rounds = 5): number {
-  round(); // warm-up
-  let rate = 0;
-  for (let i = 0; i < rounds; i++) {
-    const t0 = process.hrtime.bigint();
-    round();
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    rate = Math.max(rate, ops / s);
-  }
-  return rate;
-}
-
 function compile(f: unknown): CompiledStreamFilter {
   return parseStreamFilter({ 'x-stream-filter': f })!;
 }
@@ -40,20 +27,26 @@ function compile(f: unknown): CompiledStreamFilter {
 const N = 2_000_000;
 const MASK = 1023;
 
-function evaluations(
+const ROUNDS = 5;
+
+async function evaluations(
   name: string,
   filter: CompiledStreamFilter,
   messages: Record<string, unknown>[],
-) {
+): Promise<BenchResult> {
   let hits = 0;
-  const opsPerSec = best(N, () => {
-    for (let i = 0; i < N; i++) if (filter.matches(messages[i & MASK]!)) hits++;
-  });
-  const share = hits / (6 * N);
+  const opsPerSec = await bestOf(
+    N,
+    () => {
+      for (let i = 0; i < N; i++) if (filter.matches(messages[i & MASK]!)) hits++;
+    },
+    { rounds: ROUNDS },
+  );
+  const share = hits / (ROUNDS * N);
   return { name, opsPerSec, note: `${(share * 100).toFixed(0)}% match` };
 }
 
-function predicateBenches(): BenchResult[] {
+async function predicateBenches(): Promise<BenchResult[]> {
   const r = rng(1);
   const values = Array.from({ length: 16 }, (_, i) => `sensor-${i}`);
   const tagged = Array.from({ length: MASK + 1 }, () => ({
@@ -77,15 +70,15 @@ function predicateBenches(): BenchResult[] {
     return [lat0 + radius * Math.sin(a), lon0 + radius * Math.cos(a)];
   });
   return [
-    evaluations('filter: string value', compile('sensor-3'), tagged),
-    evaluations('filter: string value, 3-value lists', compile('sensor-3'), lists),
-    evaluations('filter: key-value', compile({ region: 'eu' }), keyed),
-    evaluations(
+    await evaluations('filter: string value', compile('sensor-3'), tagged),
+    await evaluations('filter: string value, 3-value lists', compile('sensor-3'), lists),
+    await evaluations('filter: key-value', compile({ region: 'eu' }), keyed),
+    await evaluations(
       'filter: geo radius 50 km',
       compile({ 'geo-within-radius': { lat: lat0, lon: lon0, radius_km: 50 } }),
       near,
     ),
-    evaluations(
+    await evaluations(
       'filter: geo polygon 20 vertices',
       compile({ 'geo-polygon': { points: ring } }),
       near,
@@ -93,7 +86,7 @@ function predicateBenches(): BenchResult[] {
   ];
 }
 
-function geoIndexBenches(): BenchResult[] {
+async function geoIndexBenches(): Promise<BenchResult[]> {
   const r = rng(2);
   const CONSUMERS = 10_000;
   const POINTS = 20_000;
@@ -113,15 +106,19 @@ function geoIndexBenches(): BenchResult[] {
   const visit = () => {
     indexed++;
   };
-  const indexedRate = best(POINTS, () => {
-    for (const p of points) index.forEachMatch(p, visit);
-  });
+  const indexedRate = await bestOf(
+    POINTS,
+    () => {
+      for (const p of points) index.forEachMatch(p, visit);
+    },
+    { rounds: ROUNDS },
+  );
 
   // The naive loop: every consumer, each behind a bounding-box pre-check of its region.
   const boxes = filters.map((f) => f.geoRegion!);
   let naive = 0;
   const naivePoints = 1000;
-  const naiveRate = best(
+  const naiveRate = await bestOf(
     naivePoints,
     () => {
       for (let p = 0; p < naivePoints; p++) {
@@ -140,10 +137,10 @@ function geoIndexBenches(): BenchResult[] {
         }
       }
     },
-    3,
+    { rounds: 3 },
   );
   if (indexed === 0 || naive === 0) throw new Error('geo benchmark matched nothing');
-  const perPoint = indexed / (6 * POINTS);
+  const perPoint = indexed / (ROUNDS * POINTS);
   return [
     {
       name: 'geo index: 10k consumers, matches per point',
@@ -156,16 +153,7 @@ function geoIndexBenches(): BenchResult[] {
 
 /** Runs the filter benchmarks. */
 export async function run(): Promise<BenchResult[]> {
-  return [...predicateBenches(), ...geoIndexBenches()];
+  return [...(await predicateBenches()), ...(await geoIndexBenches())];
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const results = await run();
-  console.table(
-    results.map((r) => ({
-      benchmark: r.name,
-      'M ops/s': Number((r.opsPerSec / 1e6).toPrecision(3)),
-      note: r.note ?? '',
-    })),
-  );
-}
+if (isMain(import.meta.url)) printResults(await run());

@@ -5,8 +5,11 @@
  * - the ordering and storage layer alone (`LevelStore`: add, shift + settle);
  * - peers doing only the ordering of the same (priority, arrival) keys: heap-js, tinyqueue,
  *   flatqueue, and a bare per-level FIFO of arrays (the floor);
- * - fs with an fsync every 100 ms: publish, then consume-with-ack;
+ * - fs with an fsync every 100 ms: publish, then consume-with-ack, each beside the raw level logs
+ *   doing the same appends and reads without the queue (what remains is the adapter's);
  * - memory per stored message beyond its body (needs `--expose-gc`).
+ *
+ * Every memory figure is the best of a few rounds (`bestOf`); fs phases run once.
  *
  * Standalone: `node --expose-gc --import tsx bench/priority-queue.ts` (`BENCH_SCALE=0.1` for a
  * quick run).
@@ -19,14 +22,14 @@ import { Heap } from 'heap-js';
 import TinyQueue from 'tinyqueue';
 import { messageCodec } from '../src/message/codec.js';
 import { normalizeMessage } from '../src/message/normalize.js';
-import type { MessageProperties } from '../src/message/types.js';
-import { LevelStore } from '../src/queues/classic/level-store.js';
+import type { MessageProperties, StoredMessage } from '../src/message/types.js';
+import { LevelStore, levelLogName } from '../src/queues/classic/level-store.js';
 import { NO_HANDLE } from '../src/queues/classic/ready-store.js';
 import { PriorityQueue } from '../src/queues/priority-queue.js';
 import { fsStorage } from '../src/storage/fs/index.js';
 import { memoryStorage } from '../src/storage/memory.js';
 import type { StorageAdapter } from '../src/storage/types.js';
-import { isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -39,10 +42,8 @@ const body = new Uint8Array(100).fill(7);
 const levelProps: MessageProperties[] = Array.from({ length: LEVELS }, (_, p) => ({ priority: p }));
 
 const gc = (globalThis as { gc?: () => void }).gc;
-
-function rate(count: number, startMs: number): number {
-  return (count / (performance.now() - startMs)) * 1000;
-}
+/** Rounds per figure; the best is kept (the machine is shared). */
+const ROUNDS = 3;
 
 /**
  * Publishes as a confirming publisher with a window of `window` unconfirmed messages does: a
@@ -82,36 +83,37 @@ async function openQueue(storage?: StorageAdapter): Promise<PriorityQueue> {
   return queue;
 }
 
-/** Best of `ROUNDS` rounds: the machine is shared, the best round is the least disturbed. */
-const ROUNDS = 3;
-
-async function memoryQueue(): Promise<BenchResult[]> {
-  const messages = Array.from({ length: MESSAGES }, (_, i) =>
+/** 100-byte messages spread over the levels, normalized as a router hands them over. */
+function normalized(n: number): StoredMessage[] {
+  return Array.from({ length: n }, (_, i) =>
     normalizeMessage(body, levelProps[i % LEVELS], '', 'bench'),
   );
-  let publish = 0;
-  let enqueue = 0;
-  let consume = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const normalized of [false, true]) {
-      const queue = await openQueue();
-      gc?.();
-      let start = performance.now();
-      if (normalized) {
-        await publishAll(MESSAGES, MEMORY_WINDOW, (i) => queue.publishMessage(messages[i]!));
-        enqueue = Math.max(enqueue, rate(MESSAGES, start));
-      } else {
-        await publishAll(MESSAGES, MEMORY_WINDOW, (i) =>
-          queue.publish(body, levelProps[i % LEVELS]),
-        );
-        publish = Math.max(publish, rate(MESSAGES, start));
-      }
-      start = performance.now();
-      await consumeAll(queue, MESSAGES);
-      consume = Math.max(consume, rate(MESSAGES, start));
-      await queue.close();
-    }
-  }
+}
+
+async function memoryQueue(): Promise<BenchResult[]> {
+  let queue: PriorityQueue | undefined;
+  const fresh = async () => {
+    await queue?.close();
+    queue = await openQueue();
+  };
+  const publishEverything = () =>
+    publishAll(MESSAGES, MEMORY_WINDOW, (i) => queue!.publish(body, levelProps[i % LEVELS]));
+  const publish = await bestOf(MESSAGES, publishEverything, { rounds: ROUNDS, setup: fresh });
+  // Filled with publish(): a million messages held by the bench itself would only add GC work.
+  const consume = await bestOf(MESSAGES, () => consumeAll(queue!, MESSAGES), {
+    rounds: ROUNDS,
+    setup: async () => {
+      await fresh();
+      await publishEverything();
+    },
+  });
+  const messages = normalized(MESSAGES);
+  const enqueue = await bestOf(
+    MESSAGES,
+    () => publishAll(MESSAGES, MEMORY_WINDOW, (i) => queue!.publishMessage(messages[i]!)),
+    { rounds: ROUNDS, setup: fresh },
+  );
+  await queue?.close();
   return [
     {
       name: 'priority publish (memory)',
@@ -137,28 +139,36 @@ async function memoryQueue(): Promise<BenchResult[]> {
  * figure to set beside the ordering-only peers.
  */
 async function levelStore(): Promise<BenchResult[]> {
-  const messages = Array.from({ length: MESSAGES }, (_, i) =>
-    normalizeMessage(body, levelProps[i % LEVELS], '', 'bench'),
-  );
-  let add = 0;
-  let take = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const storage = memoryStorage();
-    const store = await LevelStore.open(await storage.namespace('bench'), {
+  const messages = normalized(MESSAGES);
+  let store: LevelStore | undefined;
+  const fresh = async () => {
+    await store?.close();
+    store = await LevelStore.open(await memoryStorage().namespace('bench'), {
       maxLevel: LEVELS - 1,
       codec: messageCodec,
+      persistent: false,
     });
     for (const props of levelProps) await store.prepare(normalizeMessage('', props, '', 'bench'));
-    gc?.();
-    let start = performance.now();
-    for (let i = 0; i < MESSAGES; i++) store.add(messages[i]!, start);
-    add = Math.max(add, rate(MESSAGES, start));
-    start = performance.now();
-    for (let h = store.shift(); h !== NO_HANDLE; h = store.shift()) store.settle(h);
-    take = Math.max(take, rate(MESSAGES, start));
-    await store.close();
-    await storage.close();
-  }
+  };
+  const addAll = () => {
+    for (let i = 0; i < MESSAGES; i++) store!.add(messages[i]!, 0);
+  };
+  const add = await bestOf(MESSAGES, addAll, { rounds: ROUNDS, setup: fresh });
+  const take = await bestOf(
+    MESSAGES,
+    () => {
+      const s = store!;
+      for (let h = s.shift(); h !== NO_HANDLE; h = s.shift()) s.settle(h);
+    },
+    {
+      rounds: ROUNDS,
+      setup: async () => {
+        await fresh();
+        addAll();
+      },
+    },
+  );
+  await store?.close();
   return [
     { name: 'priority store add (memory)', opsPerSec: add, note: 'LevelStore, no consumer layer' },
     {
@@ -169,111 +179,231 @@ async function levelStore(): Promise<BenchResult[]> {
   ];
 }
 
-/** The ordering alone: push (priority, arrival) keys, then pop them all, highest priority first. */
-function peers(): BenchResult[] {
-  const n = MESSAGES;
-  const results: BenchResult[] = [];
-  const time = (name: string, push: () => void, pop: () => number) => {
-    gc?.();
-    let start = performance.now();
-    push();
-    const pushRate = rate(n, start);
-    start = performance.now();
-    const popped = pop();
-    const popRate = rate(n, start);
-    if (popped !== n) throw new Error(`${name} popped ${popped}`);
-    results.push({ name: `${name} push`, opsPerSec: pushRate, note: 'ordering only' });
-    results.push({ name: `${name} pop`, opsPerSec: popRate, note: 'ordering only' });
-  };
-  interface Item {
-    readonly p: number;
-    readonly seq: number;
-  }
-  const before = (a: Item, b: Item) => b.p - a.p || a.seq - b.seq;
-  const heap = new Heap<Item>(before);
-  time(
-    'heap-js',
-    () => {
-      for (let i = 0; i < n; i++) heap.push({ p: i % LEVELS, seq: i });
+/** An ordering-only peer: push (priority, arrival) keys, then pop them all. */
+interface Peer {
+  readonly name: string;
+  /** Empties the structure (untimed). */
+  reset(): void;
+  push(n: number): void;
+  /** Pops everything and returns how many came out. */
+  pop(): number;
+}
+
+interface Item {
+  readonly p: number;
+  readonly seq: number;
+}
+
+const before = (a: Item, b: Item) => b.p - a.p || a.seq - b.seq;
+
+function peerList(): Peer[] {
+  let heap = new Heap<Item>(before);
+  let tiny = new TinyQueue<Item>([], before);
+  let flat = new FlatQueue<number>();
+  let levels: Item[][] = [];
+  let heads: number[] = [];
+  return [
+    {
+      name: 'heap-js',
+      reset: () => {
+        heap = new Heap<Item>(before);
+      },
+      push: (n) => {
+        for (let i = 0; i < n; i++) heap.push({ p: i % LEVELS, seq: i });
+      },
+      pop: () => {
+        let k = 0;
+        while (heap.pop() !== undefined) k++;
+        return k;
+      },
     },
-    () => {
-      let k = 0;
-      while (heap.pop() !== undefined) k++;
-      return k;
+    {
+      name: 'tinyqueue',
+      reset: () => {
+        tiny = new TinyQueue<Item>([], before);
+      },
+      push: (n) => {
+        for (let i = 0; i < n; i++) tiny.push({ p: i % LEVELS, seq: i });
+      },
+      pop: () => {
+        let k = 0;
+        while (tiny.pop() !== undefined) k++;
+        return k;
+      },
     },
-  );
-  const tiny = new TinyQueue<Item>([], before);
-  time(
-    'tinyqueue',
-    () => {
-      for (let i = 0; i < n; i++) tiny.push({ p: i % LEVELS, seq: i });
+    {
+      name: 'flatqueue',
+      reset: () => {
+        flat = new FlatQueue<number>();
+      },
+      // One numeric key: level descending, then arrival.
+      push: (n) => {
+        for (let i = 0; i < n; i++) flat.push(i, (LEVELS - 1 - (i % LEVELS)) * n + i);
+      },
+      pop: () => {
+        let k = 0;
+        while (flat.pop() !== undefined) k++;
+        return k;
+      },
     },
-    () => {
-      let k = 0;
-      while (tiny.pop() !== undefined) k++;
-      return k;
-    },
-  );
-  const flat = new FlatQueue<number>();
-  time(
-    'flatqueue',
-    // One numeric key: level descending, then arrival.
-    () => {
-      for (let i = 0; i < n; i++) flat.push(i, (LEVELS - 1 - (i % LEVELS)) * n + i);
-    },
-    () => {
-      let k = 0;
-      while (flat.pop() !== undefined) k++;
-      return k;
-    },
-  );
-  const levels: Item[][] = Array.from({ length: LEVELS }, () => []);
-  const heads = new Array<number>(LEVELS).fill(0);
-  time(
-    'per-level FIFO of arrays (floor)',
-    () => {
-      for (let i = 0; i < n; i++) levels[i % LEVELS]!.push({ p: i % LEVELS, seq: i });
-    },
-    () => {
-      let k = 0;
-      for (let p = LEVELS - 1; p >= 0; p--) {
-        const level = levels[p]!;
-        while (heads[p]! < level.length) {
-          level[heads[p]!++] = undefined as unknown as Item;
+    {
+      name: 'per-level FIFO of arrays (floor)',
+      reset: () => {
+        levels = Array.from({ length: LEVELS }, () => []);
+        heads = new Array<number>(LEVELS).fill(0);
+      },
+      push: (n) => {
+        for (let i = 0; i < n; i++) levels[i % LEVELS]!.push({ p: i % LEVELS, seq: i });
+      },
+      // One dequeue per message, each finding the highest non-empty level, as a queue does.
+      pop: () => {
+        let k = 0;
+        let top = LEVELS - 1;
+        for (;;) {
+          while (top >= 0 && heads[top]! === levels[top]!.length) top--;
+          if (top < 0) return k;
+          levels[top]![heads[top]!++] = undefined as unknown as Item;
           k++;
         }
-      }
-      return k;
+      },
     },
-  );
+  ];
+}
+
+/** The ordering alone, best of `ROUNDS` like the queue figures. */
+async function peers(): Promise<BenchResult[]> {
+  const n = MESSAGES;
+  const results: BenchResult[] = [];
+  for (const peer of peerList()) {
+    const push = await bestOf(n, () => peer.push(n), { rounds: ROUNDS, setup: peer.reset });
+    const pop = await bestOf(
+      n,
+      () => {
+        const popped = peer.pop();
+        if (popped !== n) throw new Error(`${peer.name} popped ${popped}`);
+      },
+      {
+        rounds: ROUNDS,
+        setup: () => {
+          peer.reset();
+          peer.push(n);
+        },
+      },
+    );
+    peer.reset();
+    results.push({ name: `${peer.name} push`, opsPerSec: push, note: 'ordering only' });
+    results.push({ name: `${peer.name} pop`, opsPerSec: pop, note: 'ordering only' });
+  }
   return results;
 }
 
-async function fsQueue(): Promise<BenchResult[]> {
+/** One phase on fs storage, timed once (fs figures take seconds; the disk's state carries over). */
+async function timed(n: number, fn: () => Promise<unknown>): Promise<number> {
+  gc?.();
+  const start = performance.now();
+  await fn();
+  return (n / (performance.now() - start)) * 1000;
+}
+
+/** Runs `fn` on a fresh fs storage (fsync every 100 ms) in a directory removed afterwards. */
+async function onFs<R>(fn: (storage: StorageAdapter) => Promise<R>): Promise<R> {
   const dir = mkdtempSync(join(tmpdir(), 'mqlite-bench-pq-'));
+  const storage = fsStorage({ dir, fsync: { intervalMs: 100 } });
   try {
-    const storage = fsStorage({ dir, fsync: { intervalMs: 100 } });
-    const queue = await openQueue(storage);
-    gc?.();
-    let start = performance.now();
-    await publishAll(MESSAGES, FS_WINDOW, (i) => queue.publish(body, levelProps[i % LEVELS]));
-    const publish = rate(MESSAGES, start);
-    start = performance.now();
-    await consumeAll(queue, MESSAGES);
-    await queue.close();
-    const consume = rate(MESSAGES, start);
-    await storage.close();
-    return [
-      { name: 'priority publish (fs, fsync 100 ms)', opsPerSec: publish, note: 'target ≥ 1 M/s' },
-      {
-        name: 'priority consume-with-ack (fs, fsync 100 ms)',
-        opsPerSec: consume,
-        note: 'target ≥ 500 k/s',
-      },
-    ];
+    return await fn(storage);
   } finally {
+    await storage.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The raw fs logs under the queue: one log per level, appending the same pre-normalized
+ * messages in windows with a `sync()` per window, then reading every record in delivery order
+ * (highest level first) and marking it deleted. What the queue adds is the difference to
+ * `publishMessage()` and consume-with-ack on the queue.
+ */
+function fsRawLogs(messages: StoredMessage[]): Promise<[number, number]> {
+  return onFs(async (storage) => {
+    const ns = await storage.namespace('raw');
+    const logs = await Promise.all(
+      levelProps.map((_, level) => ns.openLog(levelLogName(level), messageCodec)),
+    );
+    const n = messages.length;
+    const append = await timed(n, async () => {
+      for (let i = 0; i < n; i += FS_WINDOW) {
+        const end = Math.min(n, i + FS_WINDOW);
+        const now = Date.now();
+        for (let j = i; j < end; j++) logs[j % LEVELS]!.append(messages[j]!, now);
+        await Promise.all(logs.map((log) => log.sync()));
+      }
+    });
+    const consume = await timed(n, async () => {
+      let bytes = 0;
+      for (let level = LEVELS - 1; level >= 0; level--) {
+        const log = logs[level]!;
+        const cursor = log.cursor(log.firstOffset);
+        while (cursor.next()) {
+          bytes += cursor.record.body.byteLength;
+          log.markDeleted(cursor.offset);
+        }
+      }
+      await Promise.all(logs.map((log) => log.sync()));
+      if (bytes !== n * body.byteLength) throw new Error(`read ${bytes} bytes`);
+    });
+    return [append, consume];
+  });
+}
+
+async function fsQueue(): Promise<BenchResult[]> {
+  const messages = normalized(MESSAGES);
+  const [rawAppend, rawConsume] = await fsRawLogs(messages);
+  const [enqueue, consume] = await onFs(async (storage) => {
+    const queue = await openQueue(storage);
+    const enqueued = await timed(MESSAGES, () =>
+      publishAll(MESSAGES, FS_WINDOW, (i) => queue.publishMessage(messages[i]!)),
+    );
+    const consumed = await timed(MESSAGES, async () => {
+      await consumeAll(queue, MESSAGES);
+      await queue.close();
+    });
+    return [enqueued, consumed];
+  });
+  const publish = await onFs(async (storage) => {
+    const queue = await openQueue(storage);
+    const published = await timed(MESSAGES, () =>
+      publishAll(MESSAGES, FS_WINDOW, (i) => queue.publish(body, levelProps[i % LEVELS])),
+    );
+    await queue.close();
+    return published;
+  });
+  return [
+    {
+      name: 'priority publish (fs, fsync 100 ms)',
+      opsPerSec: publish,
+      note: 'publish(): target ≥ 1 M/s',
+    },
+    {
+      name: 'priority enqueue (fs, fsync 100 ms)',
+      opsPerSec: enqueue,
+      note: 'publishMessage() of pre-normalized messages',
+    },
+    {
+      name: 'raw fs level logs append + sync (fsync 100 ms)',
+      opsPerSec: rawAppend,
+      note: 'the same messages without the queue: the adapter alone',
+    },
+    {
+      name: 'priority consume-with-ack (fs, fsync 100 ms)',
+      opsPerSec: consume,
+      note: 'target ≥ 500 k/s',
+    },
+    {
+      name: 'raw fs level logs read + markDeleted (fsync 100 ms)',
+      opsPerSec: rawConsume,
+      note: 'the same records without the queue: the adapter alone',
+    },
+  ];
 }
 
 /** Heap plus array-buffer bytes in use after a full GC. */
@@ -297,9 +427,7 @@ async function memoryPerMessage(): Promise<BenchResult[]> {
   const total = (used() - before) / n - body.byteLength;
   await queue.close();
 
-  const messages = Array.from({ length: n }, (_, i) =>
-    normalizeMessage(body, levelProps[i % LEVELS], '', 'bench'),
-  );
+  const messages = normalized(n);
   const queue2 = await openQueue();
   before = used();
   await publishAll(n, MEMORY_WINDOW, (i) => queue2.publishMessage(messages[i]!));
@@ -323,7 +451,7 @@ export async function run(): Promise<BenchResult[]> {
   return [
     ...(await memoryQueue()),
     ...(await levelStore()),
-    ...peers(),
+    ...(await peers()),
     ...(await fsQueue()),
     ...(await memoryPerMessage()),
   ];

@@ -18,6 +18,7 @@ import { assertEquivalent } from './broker/equivalence.js';
 import {
   BrokerExchange,
   type ExchangeHost,
+  type ExchangeOptions,
   type ExchangePublishOptions,
 } from './broker/exchange-handle.js';
 import {
@@ -69,19 +70,17 @@ export interface BrokerOptions {
   onError?: (error: unknown) => void;
 }
 
-export type { BrokerExchange, ExchangePublishOptions } from './broker/exchange-handle.js';
+export type {
+  BrokerExchange,
+  ExchangeOptions,
+  ExchangePublishOptions,
+} from './broker/exchange-handle.js';
 export type {
   BrokerQueue,
   DeleteQueueOptions,
   ExchangeRef,
   QueueBindings,
 } from './broker/queue-handle.js';
-
-/** Options of `broker.exchange()`: the declare flags and the arguments table. */
-export interface ExchangeOptions extends Omit<ExchangeDeclareOptions, 'arguments'> {
-  /** Exchange arguments, e.g. `{ 'alternate-exchange': 'unrouted' }`. */
-  arguments?: Record<string, unknown>;
-}
 
 /** Counters of the broker, as RabbitMQ's global metrics name them. */
 export interface BrokerStats {
@@ -154,7 +153,7 @@ export class Broker implements AsyncDisposable {
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
     declare: (name, options, owner) => this.#declare(name, options, owner),
-    exchange: (name, type, options) => this.exchange(name, type, options as ExchangeOptions),
+    exchange: (name, type, options) => this.exchange(name, type, options),
     deleteOwned: (owner) => this.#deleteOwned(owner),
     detach: (session) => {
       this.#sessions.delete(session);
@@ -582,8 +581,8 @@ export class Broker implements AsyncDisposable {
   }
 
   /**
-   * Routes a publish to an exchange: every queue it reaches stores the same normalized message.
-   * One message, one route lookup and one store call per queue: nothing else is allocated.
+   * Routes a publish to an exchange: every queue it reaches stores the same normalized message
+   * (one copy, one route lookup, one store call per queue).
    */
   #publish(
     exchange: string,
@@ -596,6 +595,7 @@ export class Broker implements AsyncDisposable {
       exchanges.checkPublish(exchange);
       const routingKey = options?.routingKey ?? '';
       if (typeof routingKey !== 'string') throw new TypeError('routingKey must be a string');
+      // A UTF-16 unit is at most 3 UTF-8 bytes: short keys need no byte count.
       if (routingKey.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(routingKey) > MAX_KEY_BYTES) {
         throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
       }
@@ -611,12 +611,14 @@ export class Broker implements AsyncDisposable {
         this.#unroutableDropped++;
         return Promise.resolve();
       }
+      // Bindings go with their queue (see #forget), so every target is a live entry.
       if (targets.size === 1) {
         for (const name of targets) return this.#entries.get(name)!.queue.publishMessage(message);
       }
       const stored: Promise<void>[] = [];
-      for (const name of targets)
+      for (const name of targets) {
         stored.push(this.#entries.get(name)!.queue.publishMessage(message));
+      }
       return Promise.all(stored).then(ignore);
     } catch (error) {
       return Promise.reject(error);

@@ -9,13 +9,21 @@ export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
 export {
   Broker,
+  type BrokerExchange,
   type BrokerOptions,
+  type BrokerQueue,
+  type BrokerStats,
   type DeleteQueueOptions,
+  type ExchangeOptions,
+  type ExchangePublishOptions,
+  type ExchangeRef,
+  type QueueBindings,
   type QueueInfo,
 } from './broker.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export * from './errors.js';
+export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
 export type {
   FieldTable,
@@ -37,6 +45,7 @@ export {
 export { type BrowseCallback, Browser } from './queues/lvq/browse.js';
 export { LastValueQueue, type LastValueQueueOptions } from './queues/lvq/last-value-queue.js';
 export { PriorityQueue, type PriorityQueueOptions, Queue } from './queues/priority-queue.js';
+export { type ReadOptions, type StreamEntry, StreamReader } from './queues/stream/reader.js';
 export { StreamQueue, type StreamQueueOptions } from './queues/stream/stream-queue.js';
 export { type FsStorageOptions, type FsyncPolicy, fsStorage } from './storage/fs/index.js';
 export { type MemoryStorageOptions, memoryStorage } from './storage/memory.js';

@@ -3,7 +3,14 @@
  * publish with a routing key, delete. The exchange itself lives in the broker's registry; a
  * handle only names it, so a handle of a deleted exchange fails with 404 as a client's would.
  */
+import type { ExchangeDeclareOptions } from '../exchanges/types.js';
 import type { MessageProperties, PublishBody } from '../message/types.js';
+
+/** Options of `broker.exchange()`: the declare flags and the arguments table. */
+export interface ExchangeOptions extends Omit<ExchangeDeclareOptions, 'arguments'> {
+  /** Exchange arguments, e.g. `{ 'alternate-exchange': 'unrouted' }`. */
+  arguments?: Record<string, unknown>;
+}
 
 /** Options of `exchange.publish()`: the routing key, `mandatory`, and the message properties. */
 export interface ExchangePublishOptions extends MessageProperties {

@@ -8,7 +8,7 @@
 import { assertOpen } from '../errors.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { QueueDeclareOptions } from './declare-options.js';
-import type { BrokerExchange } from './exchange-handle.js';
+import type { BrokerExchange, ExchangeOptions } from './exchange-handle.js';
 import type { BrokerQueue } from './queue-handle.js';
 
 /** What a session needs from its broker. */
@@ -20,7 +20,11 @@ export interface SessionHost {
     owner: object,
   ): Promise<BrokerQueue>;
   /** Declares an exchange (exchanges belong to the broker, not to a session). */
-  exchange(name: string, type: string, options: object | undefined): Promise<BrokerExchange>;
+  exchange(
+    name: string,
+    type: string,
+    options: ExchangeOptions | undefined,
+  ): Promise<BrokerExchange>;
   /** Deletes every exclusive queue `owner` declared. */
   deleteOwned(owner: object): Promise<void>;
   /** The session closed. */
@@ -70,28 +74,28 @@ export class BrokerSession implements AsyncDisposable {
   }
 
   /** Declares an exchange, as `broker.exchange()` does. */
-  async exchange(name: string, type: string, options?: object): Promise<BrokerExchange> {
+  async exchange(name: string, type: string, options?: ExchangeOptions): Promise<BrokerExchange> {
     assertOpen(this.closed, 'session');
     return this.#host.exchange(name, type, options);
   }
 
   /** Declares a direct exchange; by default the predeclared `amq.direct`. */
-  directExchange(name = 'amq.direct', options?: object): Promise<BrokerExchange> {
+  directExchange(name = 'amq.direct', options?: ExchangeOptions): Promise<BrokerExchange> {
     return this.exchange(name, 'direct', options);
   }
 
   /** Declares a fanout exchange; by default the predeclared `amq.fanout`. */
-  fanoutExchange(name = 'amq.fanout', options?: object): Promise<BrokerExchange> {
+  fanoutExchange(name = 'amq.fanout', options?: ExchangeOptions): Promise<BrokerExchange> {
     return this.exchange(name, 'fanout', options);
   }
 
   /** Declares a topic exchange; by default the predeclared `amq.topic`. */
-  topicExchange(name = 'amq.topic', options?: object): Promise<BrokerExchange> {
+  topicExchange(name = 'amq.topic', options?: ExchangeOptions): Promise<BrokerExchange> {
     return this.exchange(name, 'topic', options);
   }
 
   /** Declares a headers exchange; by default the predeclared `amq.headers`. */
-  headersExchange(name = 'amq.headers', options?: object): Promise<BrokerExchange> {
+  headersExchange(name = 'amq.headers', options?: ExchangeOptions): Promise<BrokerExchange> {
     return this.exchange(name, 'headers', options);
   }
 

@@ -41,6 +41,13 @@ export interface CompiledStreamFilter {
    * tightest is kept), or `'any'` with geo filters only (their union); never with match-unfiltered.
    */
   readonly geoRegion: readonly GeoBox[] | undefined;
+  /**
+   * When defined, every message the filter matches carries at least one of these filter values,
+   * so the consumer can be found through them instead of being asked about every message.
+   * Defined for match type `'all'` with a value filter (one of its values is enough), or `'any'`
+   * with value filters only (all of them); never with match-unfiltered.
+   */
+  readonly requiredValues: readonly string[] | undefined;
   /** Per entry of `spec.filters`: the boxes bounding a geo filter, `undefined` for the others. */
   readonly nodeBoxes: readonly (readonly GeoBox[] | undefined)[];
   /**
@@ -76,6 +83,14 @@ function regionOf(spec: StreamFilterSpec, nodeBoxes: CompiledStreamFilter['nodeB
     union.push(...boxes);
   }
   return union;
+}
+
+function requiredValuesOf(spec: StreamFilterSpec): readonly string[] | undefined {
+  if (spec.matchUnfiltered) return undefined;
+  const values = spec.filters.flatMap((f) => (f.kind === 'value' ? [f.value] : []));
+  if (values.length === 0) return undefined;
+  if (spec.matchType === 'all' || spec.filters.length === 1) return [values[0]!];
+  return values.length === spec.filters.length ? [...new Set(values)] : undefined;
 }
 
 function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) => boolean {
@@ -156,6 +171,7 @@ export function compileFilter(spec: StreamFilterSpec): CompiledStreamFilter {
     matchUnfiltered: spec.matchUnfiltered,
     matches: buildPredicate(spec),
     geoRegion: geoRegion && Object.freeze(geoRegion),
+    requiredValues: requiredValuesOf(spec),
     nodeBoxes: Object.freeze(nodeBoxes),
     exactGeo: only && isGeo(only) && !spec.matchUnfiltered ? only : undefined,
   });

@@ -51,6 +51,8 @@ function isSpace(c: number): boolean {
  * `splitList(list).includes(value)` says, without allocating.
  */
 export function listHas(list: string, value: string): boolean {
+  // Most lists do not hold the value at all: one substring search rules them out.
+  if (list.indexOf(value) === -1) return false;
   const n = list.length;
   let start = 0;
   while (start <= n) {

@@ -82,13 +82,15 @@ function collect<Id>(
 /**
  * Consumers keyed by `Id`, indexed by the bounding boxes of their filters' geo regions.
  *
- * Visitors must not insert or remove entries while a search is visiting them; collect the ids and
- * change the index afterwards.
+ * A search collects its matches before it visits any, so a visitor may insert or remove entries
+ * (a delivery that cancels a consumer, say): the change applies from the next search on.
  */
 export class GeoIndex<Id> {
   readonly #tree = new RBush<Item<Id>>(16);
   readonly #entries = new Map<Id, Entry<Id>>();
   readonly #buffer: Entry<Id>[] = [];
+  /** Items inserted one by one since the tree was last bulk-loaded. */
+  #inserted = 0;
   #epoch = 0;
   #searching = false;
 
@@ -129,6 +131,7 @@ export class GeoIndex<Id> {
       });
     }
     for (const item of items) this.#tree.insert(item);
+    this.#inserted += items.length;
     this.#entries.set(id, entry);
     return true;
   }
@@ -146,6 +149,7 @@ export class GeoIndex<Id> {
   clear(): void {
     this.#tree.clear();
     this.#entries.clear();
+    this.#inserted = 0;
   }
 
   /**
@@ -153,25 +157,26 @@ export class GeoIndex<Id> {
    * whose filter matches a message there. Visits nothing for a `NaN` coordinate.
    */
   search(lat: number, lon: number, visit: (id: Id, filter: CompiledStreamFilter) => void): void {
-    this.#run(lat, lon, false, visit);
+    this.#run(lat, lon, false, undefined, visit);
   }
 
   /** Visits the indexed consumers whose filter matches a message with these headers. */
   forEachMatch(headers: Headers, visit: (id: Id) => void): void {
-    this.#run(headerLat(headers), headerLon(headers), true, (id, filter, needsCheck) => {
-      if (!needsCheck || filter.matches(headers)) visit(id);
-    });
+    this.#run(headerLat(headers), headerLon(headers), true, headers, visit);
   }
 
+  /** With `headers`, visits only the entries whose filter matches them. */
   #run(
     lat: number,
     lon: number,
     exact: boolean,
-    visit: (id: Id, filter: CompiledStreamFilter, needsCheck: boolean) => void,
+    headers: Headers | undefined,
+    visit: (id: Id, filter: CompiledStreamFilter) => void,
   ): void {
     if (Number.isNaN(lat) || Number.isNaN(lon) || this.#entries.size === 0) return;
     // A visitor may search again: only the outermost search uses the shared buffer.
     const nested = this.#searching;
+    if (!nested) this.#rebalance();
     const found = nested ? [] : this.#buffer;
     const epoch = ++this.#epoch;
     collect(this.#tree.toJSON() as TreeNode<Id>, lat, lon, exact, epoch, found);
@@ -179,11 +184,26 @@ export class GeoIndex<Id> {
     try {
       for (let i = 0; i < found.length; i++) {
         const entry = found[i]!;
-        visit(entry.id, entry.filter, entry.needsCheck);
+        if (headers !== undefined && entry.needsCheck && !entry.filter.matches(headers)) continue;
+        visit(entry.id, entry.filter);
       }
     } finally {
       this.#searching = nested;
       if (!nested) found.length = 0;
     }
+  }
+
+  /**
+   * Bulk-loads the tree again once a quarter of its items came one by one: a tree grown by
+   * inserts has overlapping nodes that a search must all descend. Amortized, O(log n) an insert.
+   */
+  #rebalance(): void {
+    const inserted = this.#inserted;
+    if (inserted < 64 || inserted * 4 < this.#entries.size) return;
+    const items: Item<Id>[] = [];
+    for (const entry of this.#entries.values()) for (const item of entry.items) items.push(item);
+    this.#tree.clear();
+    this.#tree.load(items);
+    this.#inserted = 0;
   }
 }

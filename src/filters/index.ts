@@ -1,4 +1,7 @@
-/** Stream filters: consumer arguments to compiled predicates, a consumer geo index, segment summaries. */
+/**
+ * Stream filters: consumer arguments to compiled predicates, consumer indexes (geo and by filter
+ * value), segment summaries.
+ */
 export { type CompiledStreamFilter, compileFilter, parseStreamFilter } from './compile.js';
 export { filterValues, renderScalar } from './filter-values.js';
 export { EARTH_RADIUS_KM, haversineKm, headerLat, headerLon, radiusBoxes } from './geo.js';
@@ -11,3 +14,4 @@ export {
   type SegmentSummaryOptions,
 } from './segment-summary.js';
 export * from './types.js';
+export { ValueIndex } from './value-index.js';

@@ -2,8 +2,8 @@
  * The binary record format of stored messages, used by persistent storage adapters.
  *
  * ```
- * u16 properties present (bit i = PROPERTY_ORDER[i]) | str exchange | str routing key
- * property values, in PROPERTY_ORDER: strings as str, deliveryMode/priority as u8,
+ * u16 properties present (bits P_*) | str exchange | str routing key
+ * property values, in bit order: strings as str, deliveryMode/priority as u8,
  *   timestamp as f64 ms, headers as a table
  * body: all remaining bytes
  *
@@ -17,27 +17,29 @@
  * Numbers keep their kind: integers that fit 32 bits travel as `i`, everything else (fractions,
  * -0, large integers) as `d`, so a header reads back exactly as it was published. Encoding writes
  * into one growable scratch buffer and returns a view of it (valid until the next `encode`).
+ *
+ * This is format 1 of records already on users' disks, pinned by
+ * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
+ * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
  */
 import type { RecordCodec } from '../storage/types.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 
-const PROPERTY_ORDER = [
-  'contentType',
-  'contentEncoding',
-  'headers',
-  'deliveryMode',
-  'priority',
-  'correlationId',
-  'replyTo',
-  'expiration',
-  'messageId',
-  'timestamp',
-  'type',
-  'userId',
-  'appId',
-] as const satisfies ReadonlyArray<keyof MessageProperties>;
-
-type PropertyName = (typeof PROPERTY_ORDER)[number];
+/** Bits of the properties-present word, in the order the values follow it. */
+const P_CONTENT_TYPE = 1 << 0;
+const P_CONTENT_ENCODING = 1 << 1;
+const P_HEADERS = 1 << 2;
+const P_DELIVERY_MODE = 1 << 3;
+const P_PRIORITY = 1 << 4;
+const P_CORRELATION_ID = 1 << 5;
+const P_REPLY_TO = 1 << 6;
+const P_EXPIRATION = 1 << 7;
+const P_MESSAGE_ID = 1 << 8;
+const P_TIMESTAMP = 1 << 9;
+const P_TYPE = 1 << 10;
+const P_USER_ID = 1 << 11;
+const P_APP_ID = 1 << 12;
+const P_ALL = (1 << 13) - 1;
 
 const T_STRING = 0x73; // s
 const T_INT = 0x69; // i
@@ -63,7 +65,13 @@ const OVERHEAD = 16;
 // --- encoding -------------------------------------------------------------------------------
 
 let buf = Buffer.allocUnsafe(64 * 1024);
+/** `buf` as a plain Uint8Array: the encoded record is returned as a view of it. */
+let bufBytes = plainView(buf);
 let pos = 0;
+
+function plainView(b: Buffer): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
+}
 
 function ensure(extra: number): void {
   if (pos + extra <= buf.length) return;
@@ -72,6 +80,7 @@ function ensure(extra: number): void {
   const grown = Buffer.allocUnsafe(size);
   buf.copy(grown, 0, 0, pos);
   buf = grown;
+  bufBytes = plainView(grown);
 }
 
 function writeVarint(n: number): void {
@@ -176,50 +185,115 @@ function writeValue(value: FieldValue): void {
 
 function encode(message: StoredMessage): Uint8Array {
   pos = 2;
-  const props = message.properties;
-  let present = 0;
   writeString(message.exchange);
   writeString(message.routingKey);
-  if (props !== EMPTY_PROPERTIES) {
-    for (let i = 0; i < PROPERTY_ORDER.length; i++) {
-      const name = PROPERTY_ORDER[i]!;
-      const value = props[name];
-      if (value === undefined) continue;
-      present |= 1 << i;
-      writeProperty(name, value);
-    }
-  }
+  const present = writeProperties(message.properties);
   buf.writeUInt16LE(present, 0);
   const body = message.body;
   ensure(body.byteLength);
   buf.set(body, pos);
   pos += body.byteLength;
-  return buf.subarray(0, pos);
+  return bufBytes.subarray(0, pos);
 }
 
-function writeProperty(name: PropertyName, value: unknown): void {
-  switch (name) {
-    case 'headers':
-      writeTable(value as FieldTable);
-      return;
-    case 'deliveryMode':
-    case 'priority':
-      ensure(1);
-      buf[pos++] = value as number;
-      return;
-    case 'timestamp':
-      ensure(8);
-      pos = buf.writeDoubleLE((value as Date).getTime(), pos);
-      return;
-    default:
-      writeString(value as string);
+// One statement per property (not a loop over names): named property access stays fast.
+function writeProperties(p: Readonly<MessageProperties>): number {
+  let present = 0;
+  if (p.contentType !== undefined) {
+    present |= P_CONTENT_TYPE;
+    writeString(p.contentType);
   }
+  if (p.contentEncoding !== undefined) {
+    present |= P_CONTENT_ENCODING;
+    writeString(p.contentEncoding);
+  }
+  if (p.headers !== undefined) {
+    present |= P_HEADERS;
+    writeTable(p.headers);
+  }
+  if (p.deliveryMode !== undefined) {
+    present |= P_DELIVERY_MODE;
+    writeByte(p.deliveryMode);
+  }
+  if (p.priority !== undefined) {
+    present |= P_PRIORITY;
+    writeByte(p.priority);
+  }
+  if (p.correlationId !== undefined) {
+    present |= P_CORRELATION_ID;
+    writeString(p.correlationId);
+  }
+  if (p.replyTo !== undefined) {
+    present |= P_REPLY_TO;
+    writeString(p.replyTo);
+  }
+  if (p.expiration !== undefined) {
+    present |= P_EXPIRATION;
+    writeString(p.expiration);
+  }
+  if (p.messageId !== undefined) {
+    present |= P_MESSAGE_ID;
+    writeString(p.messageId);
+  }
+  if (p.timestamp !== undefined) {
+    present |= P_TIMESTAMP;
+    ensure(8);
+    pos = buf.writeDoubleLE(p.timestamp.getTime(), pos);
+  }
+  if (p.type !== undefined) {
+    present |= P_TYPE;
+    writeString(p.type);
+  }
+  if (p.userId !== undefined) {
+    present |= P_USER_ID;
+    writeString(p.userId);
+  }
+  if (p.appId !== undefined) {
+    present |= P_APP_ID;
+    writeString(p.appId);
+  }
+  return present;
+}
+
+function writeByte(value: number): void {
+  ensure(1);
+  buf[pos++] = value;
 }
 
 // --- decoding -------------------------------------------------------------------------------
 
-let input: Buffer = buf;
+// Decoding reads a plain Uint8Array by hand: wrapping each record in a Buffer to use its
+// accessors costs more than the accessors save.
+let input: Uint8Array = buf;
 let at = 0;
+let end = 0;
+
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+const i64 = new BigInt64Array(f64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function ends(): RangeError {
+  return new RangeError('message record ends early');
+}
+
+/** Loads the 8 bytes at `at` into the scratch word (as little-endian) and advances. */
+function read8(): void {
+  if (at + 8 > end) throw ends();
+  if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) f64Bytes[i] = input[at + i]!;
+  else for (let i = 0; i < 8; i++) f64Bytes[7 - i] = input[at + i]!;
+  at += 8;
+}
+
+function readDouble(): number {
+  read8();
+  return f64[0]!;
+}
+
+function readByte(): number {
+  if (at >= end) throw ends();
+  return input[at++]!;
+}
 
 /** Small copies are carved from a shared slab: a typed array of its own costs ~1 µs each. */
 const SLAB_BYTES = 32 * 1024;
@@ -227,9 +301,9 @@ const SLAB_MAX_COPY = 4 * 1024;
 let slab = new ArrayBuffer(SLAB_BYTES);
 let slabUsed = 0;
 
-/** A copy of `input[start, end)` that owns its bytes (they outlive the read buffer). */
-function copyBytes(start: number, end: number): Uint8Array {
-  const length = end - start;
+/** A copy of `input[start, stop)` that owns its bytes (they outlive the read buffer). */
+function copyBytes(start: number, stop: number): Uint8Array {
+  const length = stop - start;
   let bytes: Uint8Array;
   if (length > SLAB_MAX_COPY) bytes = new Uint8Array(length);
   else {
@@ -241,7 +315,8 @@ function copyBytes(start: number, end: number): Uint8Array {
     // Keep views 8-byte aligned, so a body can be viewed as wider typed arrays if needed.
     slabUsed += (length + 7) & ~7;
   }
-  bytes.set(input.subarray(start, end));
+  // A plain view, even of a Buffer: Buffer's own subarray costs several times more.
+  bytes.set(new Uint8Array(input.buffer, input.byteOffset + start, length));
   return bytes;
 }
 
@@ -249,31 +324,62 @@ function readVarint(): number {
   let n = 0;
   let shift = 0;
   for (;;) {
-    const b = input[at++];
-    if (b === undefined) throw new RangeError('message record ends early');
+    if (at >= end) throw ends();
+    const b = input[at++]!;
     n += (b & 0x7f) * 2 ** shift;
     if (b < 0x80) return n;
     shift += 7;
   }
 }
 
+/**
+ * Strings of up to {@link CACHED_MAX} bytes are looked up in a small direct-mapped cache of
+ * recently decoded ones (exchange and queue names, header names, content types repeat from
+ * message to message): comparing a few bytes is cheaper than building a string, and the key
+ * strings of decoded header tables are then already interned.
+ */
+const CACHED_MAX = 32;
+const CACHE_SLOTS = 256;
+const cacheBytes = new Uint8Array(CACHE_SLOTS * CACHED_MAX);
+const cacheLengths = new Int16Array(CACHE_SLOTS).fill(-1);
+const cacheStrings: string[] = new Array<string>(CACHE_SLOTS).fill('');
+const utf8 = new TextDecoder();
+
 function readString(): string {
   const length = readVarint();
   const start = at;
-  const end = start + length;
-  if (end > input.length) throw new RangeError('message record ends early');
-  at = end;
-  if (length <= 24) {
-    // Short ASCII strings are rebuilt by hand: cheaper than a call into the UTF-8 decoder.
-    let s = '';
-    for (let i = start; i < end; i++) {
-      const c = input[i]!;
-      if (c >= 0x80) return input.toString('utf8', start, end);
-      s += String.fromCharCode(c);
-    }
-    return s;
+  const stop = start + length;
+  if (stop > end) throw ends();
+  at = stop;
+  if (length === 0) return '';
+  if (length > CACHED_MAX) return decodeUtf8(start, stop);
+  const slot = (length * 31 + input[start]! * 7 + input[stop - 1]!) & (CACHE_SLOTS - 1);
+  const base = slot * CACHED_MAX;
+  if (cacheLengths[slot] === length) {
+    let i = 0;
+    while (i < length && cacheBytes[base + i] === input[start + i]) i++;
+    if (i === length) return cacheStrings[slot]!;
   }
-  return input.toString('utf8', start, end);
+  const s = decodeShort(start, stop);
+  for (let i = 0; i < length; i++) cacheBytes[base + i] = input[start + i]!;
+  cacheLengths[slot] = length;
+  cacheStrings[slot] = s;
+  return s;
+}
+
+/** A short string: ASCII is rebuilt by hand, cheaper than a call into the UTF-8 decoder. */
+function decodeShort(start: number, stop: number): string {
+  let s = '';
+  for (let i = start; i < stop; i++) {
+    const c = input[i]!;
+    if (c >= 0x80) return decodeUtf8(start, stop);
+    s += String.fromCharCode(c);
+  }
+  return s;
+}
+
+function decodeUtf8(start: number, stop: number): string {
+  return utf8.decode(new Uint8Array(input.buffer, input.byteOffset + start, stop - start));
 }
 
 function readTable(): FieldTable {
@@ -296,19 +402,22 @@ function readTable(): FieldTable {
 }
 
 function readValue(): FieldValue {
-  const tag = input[at++];
+  const tag = readByte();
   switch (tag) {
     case T_STRING:
       return readString();
-    case T_INT:
+    case T_INT: {
+      if (at + 4 > end) throw ends();
+      const b = input;
+      const v = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
       at += 4;
-      return input.readInt32LE(at - 4);
+      return v;
+    }
     case T_DOUBLE:
-      at += 8;
-      return input.readDoubleLE(at - 8);
+      return readDouble();
     case T_LONG:
-      at += 8;
-      return input.readBigInt64LE(at - 8);
+      read8();
+      return i64[0]!;
     case T_BIGINT:
       return BigInt(readString());
     case T_TRUE:
@@ -320,11 +429,10 @@ function readValue(): FieldValue {
     case T_UNDEFINED:
       return undefined;
     case T_DATE:
-      at += 8;
-      return new Date(input.readDoubleLE(at - 8));
+      return new Date(readDouble());
     case T_BYTES: {
       const length = readVarint();
-      if (at + length > input.length) throw new RangeError('message record ends early');
+      if (at + length > end) throw ends();
       at += length;
       return copyBytes(at - length, at);
     }
@@ -340,42 +448,45 @@ function readValue(): FieldValue {
   }
 }
 
-function decode(bytes: Uint8Array): StoredMessage {
-  input = Buffer.isBuffer(bytes)
-    ? bytes
-    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  if (input.length < 2) throw new RangeError('message record ends early');
-  const present = input.readUInt16LE(0);
-  at = 2;
-  const exchange = readString();
-  const routingKey = readString();
-  let properties = EMPTY_PROPERTIES;
-  if (present !== 0) {
-    const props: Record<string, unknown> = {};
-    for (let i = 0; i < PROPERTY_ORDER.length; i++) {
-      if (present & (1 << i)) props[PROPERTY_ORDER[i]!] = readProperty(PROPERTY_ORDER[i]!);
-    }
-    properties = Object.freeze(props) as Readonly<MessageProperties>;
+function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMessage {
+  input = bytes;
+  at = offset;
+  end = offset + length;
+  try {
+    if (length < 2) throw ends();
+    const present = bytes[at]! | (bytes[at + 1]! << 8);
+    at += 2;
+    const exchange = readString();
+    const routingKey = readString();
+    const properties = present === 0 ? EMPTY_PROPERTIES : readProperties(present);
+    const body = copyBytes(at, end);
+    return Object.freeze({ exchange, routingKey, properties, body });
+  } finally {
+    input = buf; // keep no reference to the caller's buffer
   }
-  if (at > input.length) throw new RangeError('message record ends early');
-  const body = copyBytes(at, input.length);
-  input = buf;
-  return Object.freeze({ exchange, routingKey, properties, body });
 }
 
-function readProperty(name: PropertyName): unknown {
-  switch (name) {
-    case 'headers':
-      return Object.freeze(readTable());
-    case 'deliveryMode':
-    case 'priority':
-      return input[at++];
-    case 'timestamp':
-      at += 8;
-      return new Date(input.readDoubleLE(at - 8));
-    default:
-      return readString();
-  }
+function decode(bytes: Uint8Array): StoredMessage {
+  return decodeFrom(bytes, 0, bytes.length);
+}
+
+function readProperties(present: number): Readonly<MessageProperties> {
+  if (present > P_ALL) throw new RangeError(`unknown message properties ${present}`);
+  const p: MessageProperties = {};
+  if (present & P_CONTENT_TYPE) p.contentType = readString();
+  if (present & P_CONTENT_ENCODING) p.contentEncoding = readString();
+  if (present & P_HEADERS) p.headers = Object.freeze(readTable());
+  if (present & P_DELIVERY_MODE) p.deliveryMode = readByte();
+  if (present & P_PRIORITY) p.priority = readByte();
+  if (present & P_CORRELATION_ID) p.correlationId = readString();
+  if (present & P_REPLY_TO) p.replyTo = readString();
+  if (present & P_EXPIRATION) p.expiration = readString();
+  if (present & P_MESSAGE_ID) p.messageId = readString();
+  if (present & P_TIMESTAMP) p.timestamp = new Date(readDouble());
+  if (present & P_TYPE) p.type = readString();
+  if (present & P_USER_ID) p.userId = readString();
+  if (present & P_APP_ID) p.appId = readString();
+  return Object.freeze(p);
 }
 
 // --- size -----------------------------------------------------------------------------------
@@ -391,7 +502,7 @@ function byteLength(message: StoredMessage): number {
   const props = message.properties;
   if (props === EMPTY_PROPERTIES) return size;
   for (const key in props) {
-    const value = props[key as PropertyName];
+    const value = props[key as keyof MessageProperties];
     if (typeof value === 'string') size += value.length + 1;
     else if (key === 'headers') {
       const headers = value as FieldTable;
@@ -405,4 +516,4 @@ function byteLength(message: StoredMessage): number {
 }
 
 /** The record codec of stored messages. */
-export const messageCodec: RecordCodec<StoredMessage> = { byteLength, encode, decode };
+export const messageCodec: RecordCodec<StoredMessage> = { byteLength, encode, decode, decodeFrom };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ClosedError, PreconditionFailedError } from '../errors.js';
 import { Message, type Settlement } from '../message/message.js';
 import type { FieldTable, FieldValue, StoredMessage } from '../message/types.js';
+import { DeliveryWindow } from './delivery-window.js';
 
 /** Parameters of `queue.subscribe()`, as `@cloudamqp/amqp-client` spells them. */
 export interface SubscribeParams {
@@ -91,7 +92,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   readonly #callback: ConsumerCallback | undefined;
   readonly #autoAck: boolean;
   readonly #requeueOnNack: boolean;
-  readonly #unacked = new Map<number, E>();
+  readonly #unacked = new DeliveryWindow<E>();
   #nextTag = 1;
   #cancelled = false;
   #closed = false;
@@ -165,7 +166,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     extraValue?: FieldValue,
   ): Message {
     const tag = this.#nextTag++;
-    if (!this.noAck) this.#unacked.set(tag, entry);
+    if (!this.noAck) this.#unacked.add(tag, entry);
     const message = new Message(
       stored,
       tag,
@@ -227,8 +228,8 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     if (this.#closed) return;
     await this.cancel();
     this.#closed = true;
-    const entries = [...this.#unacked.values()];
-    this.#unacked.clear();
+    const entries: E[] = [];
+    this.#unacked.takeUpTo(Number.POSITIVE_INFINITY, (entry) => entries.push(entry));
     for (const entry of entries) this.#host.onReject(this, entry, true);
   }
 
@@ -258,20 +259,12 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
       );
     }
     if (!multiple) {
-      const entry = this.#unacked.get(deliveryTag);
+      const entry = this.#unacked.take(deliveryTag);
       if (entry === undefined) throw unknownTag(deliveryTag);
-      this.#unacked.delete(deliveryTag);
       this.#apply(entry, outcome);
     } else {
       const limit = deliveryTag === 0 ? Number.POSITIVE_INFINITY : deliveryTag;
-      let settled = 0;
-      // Map iteration is in insertion order, which is delivery-tag order.
-      for (const [tag, entry] of this.#unacked) {
-        if (tag > limit) break;
-        this.#unacked.delete(tag);
-        this.#apply(entry, outcome);
-        settled++;
-      }
+      const settled = this.#unacked.takeUpTo(limit, (entry) => this.#apply(entry, outcome));
       if (settled === 0 && deliveryTag !== 0) throw unknownTag(deliveryTag);
     }
     this.#freed();

@@ -2,7 +2,6 @@
  * The priority queue and the plain FIFO queue: one `ClassicQueue` over a `LevelStore`, with as
  * many levels as `x-max-priority` asks for (one for the plain queue).
  */
-import { systemClock } from '../clock.js';
 import { invalidArg } from '../errors.js';
 import { messageCodec } from '../message/codec.js';
 import type { ClassicArguments } from './arguments.js';
@@ -11,6 +10,7 @@ import {
   type ClassicQueueInit,
   type ClassicQueueOptions,
   checkClassicOptions,
+  classicInit,
   openClassicNamespace,
 } from './classic/classic-queue.js';
 import { LevelStore } from './classic/level-store.js';
@@ -32,16 +32,12 @@ async function openLevelQueue<Q extends ClassicQueue>(
 ): Promise<Q> {
   const opened = await openClassicNamespace(options, declared);
   try {
-    const store = await LevelStore.open(opened.namespace, { maxLevel, codec: messageCodec });
-    return make({
-      name: options.name,
-      ...opened,
-      store,
-      clock: options.clock ?? systemClock,
-      deadLetter: options.deadLetter,
-      onDelete: options.onDelete,
-      onError: options.onError,
+    const store = await LevelStore.open(opened.namespace, {
+      maxLevel,
+      codec: messageCodec,
+      persistent: opened.storage.supports.persistent,
     });
+    return make(classicInit(options, opened, store));
   } catch (error) {
     if (opened.ownsStorage) await opened.storage.close();
     throw error;

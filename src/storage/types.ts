@@ -21,7 +21,10 @@ export interface RecordCodec<T> {
   byteLength(record: T): number;
   /** Serializes the record. The returned bytes may be reused by the codec after the call. */
   encode(record: T): Uint8Array;
-  /** Rebuilds a record from bytes produced by `encode`. */
+  /**
+   * Rebuilds a record from bytes produced by `encode`. The adapter may reuse `bytes` after the
+   * call: a record must copy what it keeps.
+   */
   decode(bytes: Uint8Array): T;
   /**
    * Optional fast path of `decode`: rebuilds the record from `bytes[offset, offset + length)`,

@@ -1,5 +1,6 @@
 /** Test helpers for applications and adapters: `import { ManualClock } from 'mqlite/testing'`. */
 
+export { abandonFsStorage as simulateCrash } from '../storage/fs/index.js';
 export { type FaultyIo, faultyIo } from './faulty-io.js';
 export { ManualClock } from './manual-clock.js';
 export {

@@ -67,7 +67,7 @@ describe('dead-lettering through the broker', () => {
     expect(broker.queues().map((q) => [q.name, q.messages])).toEqual([['work', 0]]);
   });
 
-  it('drops a dead letter to a named exchange until exchanges exist', async () => {
+  it('drops a dead letter whose dead-letter exchange does not exist', async () => {
     await using broker = await Broker.open();
     await broker.queue('dlq');
     const work = (await broker.queue('work', {
@@ -81,6 +81,23 @@ describe('dead-lettering through the broker', () => {
       ['dlq', 0],
       ['work', 0],
     ]);
+  });
+});
+
+describe('dead-letter order', () => {
+  it('dead-letters messages in the order they died, into a queue not used before', async () => {
+    await using broker = await Broker.open();
+    const dlq = await broker.queue('dlq');
+    const q = await broker.queue('q', {
+      maxLength: 2,
+      deadLetterExchange: '',
+      deadLetterRoutingKey: 'dlq',
+    });
+    for (const body of ['a', 'b', 'c', 'd']) await q.publish(body);
+    await tick();
+    const dead: string[] = [];
+    for (let m = await dlq.get(); m; m = await dlq.get()) dead.push(m.bodyString());
+    expect(dead).toEqual(['a', 'b']);
   });
 });
 

@@ -23,8 +23,6 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
   });
   const fresh = (clock?: ManualClock) =>
     Broker.open({ storage: storage.storage, ...(clock && { clock }) });
-  /** A broker over the same data as the one before (a process restart). */
-  const reopen = async () => Broker.open({ storage: await storage.reopen() });
 
   it('routes by exact key on a direct exchange, to every bound queue on a fanout', async () => {
     await using broker = await fresh();
@@ -151,7 +149,7 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
     await tick();
     const msg = await dead.get();
     expect([msg?.bodyString(), msg?.exchange, msg?.routingKey]).toEqual(['job', 'dlx', 'work']);
-    const [death] = msg?.properties.headers?.['x-death'] as Record<string, unknown>[];
+    const [death] = (msg?.properties.headers?.['x-death'] ?? []) as Record<string, unknown>[];
     expect(death).toMatchObject({ exchange: '', queue: 'work', reason: 'rejected' });
   });
 
@@ -170,49 +168,122 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
     expect([await drain(a), await drain(b)]).toEqual([['late'], ['late']]);
   });
 
-  it.runIf(kind === 'fs')(
-    'keeps durable exchanges and their bindings across a reopen, without transient ones',
-    async () => {
-      {
-        await using broker = await fresh();
-        const ex = await broker.exchange('logs', 'topic', {
-          arguments: { 'alternate-exchange': 'amq.fanout' },
-        });
-        await broker.exchange('scratch', 'fanout', { durable: false });
-        const errors = await broker.queue('errors');
-        const temp = await broker.queue('temp', { durable: false });
-        await errors.bind(ex, '*.error');
-        await temp.bind(ex, '#');
-        await (await broker.queue('rest')).bind('amq.fanout');
-      }
-      await using broker = await reopen();
-      expect(broker.exchanges().filter((e) => !e.name.startsWith('amq.') && e.name !== '')).toEqual(
-        [
-          {
-            name: 'logs',
-            type: 'topic',
-            durable: true,
-            autoDelete: false,
-            internal: false,
-            arguments: { 'alternate-exchange': 'amq.fanout' },
-            bindingCount: 1,
-          },
-        ],
-      );
-      expect(broker.bindings('errors')).toEqual([
-        { source: 'logs', routingKey: '*.error', args: {} },
-      ]);
-      const logs = await broker.exchange('logs', 'topic', {
+  it('refuses bad exchange calls with the broker errors, changing nothing', async () => {
+    await using broker = await fresh();
+    const q = await broker.queue('q');
+    await expect(broker.exchange('missing', 'direct', { passive: true })).rejects.toThrow(
+      "NOT_FOUND - no exchange 'missing' in vhost '/'",
+    );
+    await expect(broker.exchange('x', 'fast')).rejects.toMatchObject({ replyCode: 503 });
+    await expect(broker.exchange('amq.mine', 'direct')).rejects.toMatchObject({ replyCode: 403 });
+    await expect(broker.deleteExchange('amq.direct')).rejects.toMatchObject({ replyCode: 403 });
+    await expect(q.bind('')).rejects.toMatchObject({ replyCode: 403 });
+    await expect(q.bind('amq.headers', '', { 'x-match': 'most' })).rejects.toMatchObject({
+      replyCode: 406,
+    });
+    const internal = await broker.exchange('internal', 'fanout', { internal: true });
+    await expect(internal.publish('m')).rejects.toMatchObject({ replyCode: 403 });
+    const direct = await broker.directExchange();
+    await expect(direct.publish('m', { routingKey: 'k'.repeat(256) })).rejects.toBeInstanceOf(
+      RangeError,
+    );
+    await expect(
+      direct.publish('m', { routingKey: 7 as unknown as string }),
+    ).rejects.toBeInstanceOf(TypeError);
+    expect(broker.bindings('q')).toEqual([]);
+    expect(broker.exchanges().map((e) => e.name)).toEqual([
+      '',
+      'amq.direct',
+      'amq.fanout',
+      'amq.headers',
+      'amq.match',
+      'amq.topic',
+      'internal',
+    ]);
+    expect(broker.stats()).toEqual({ unroutableDropped: 0, unroutableReturned: 0 });
+  });
+
+  it('rejects a publish when one of the queues it reaches refuses it', async () => {
+    await using broker = await fresh();
+    const ex = await broker.fanoutExchange('x');
+    const full = await broker.queue('full', { maxLength: 0, overflow: 'reject-publish' });
+    const open = await broker.queue('open');
+    await full.bind(ex);
+    await open.bind(ex);
+    await expect(ex.publish('m')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect(await drain(open)).toEqual(['m']);
+  });
+
+  it('stops with stop(), as AMQPSessionLike names close()', async () => {
+    const broker = await fresh();
+    await broker.stop('done');
+    expect(broker.closed).toBe(true);
+    await expect(broker.fanoutExchange()).rejects.toThrow(/closed/);
+  });
+
+  it('declares exchanges through a session; its queue views chain bind', async () => {
+    await using broker = await fresh();
+    const session = broker.session();
+    const ex = await session.directExchange('d');
+    const q = await session.queue('q');
+    expect(await (await q.bind(ex, 'a')).bind(ex, 'b')).toBe(q);
+    await ex.publish('m', { routingKey: 'b' });
+    expect(await drain(q)).toEqual(['m']);
+    await session.stop();
+    await expect(session.fanoutExchange()).rejects.toThrow(/closed/);
+  });
+});
+
+describe('exchange persistence (fs storage)', () => {
+  let storage: TestStorage;
+  beforeEach(() => {
+    storage = new TestStorage('fs');
+  });
+  afterEach(async () => {
+    await storage.dispose();
+  });
+  const fresh = () => Broker.open({ storage: storage.storage });
+  /** A broker over the same data as the one before (a process restart). */
+  const reopen = async () => Broker.open({ storage: await storage.reopen() });
+
+  it('keeps durable exchanges and their bindings across a reopen, without transient ones', async () => {
+    {
+      await using broker = await fresh();
+      const ex = await broker.exchange('logs', 'topic', {
         arguments: { 'alternate-exchange': 'amq.fanout' },
       });
-      await logs.publish('e', { routingKey: 'db.error' });
-      await logs.publish('i', { routingKey: 'db.info' });
-      expect(await drain(await broker.queue('errors'))).toEqual(['e']);
-      expect(await drain(await broker.queue('rest'))).toEqual(['i']);
-    },
-  );
+      await broker.exchange('scratch', 'fanout', { durable: false });
+      const errors = await broker.queue('errors');
+      const temp = await broker.queue('temp', { durable: false });
+      await errors.bind(ex, '*.error');
+      await temp.bind(ex, '#');
+      await (await broker.queue('rest')).bind('amq.fanout');
+    }
+    await using broker = await reopen();
+    expect(broker.exchanges().filter((e) => !e.name.startsWith('amq.') && e.name !== '')).toEqual([
+      {
+        name: 'logs',
+        type: 'topic',
+        durable: true,
+        autoDelete: false,
+        internal: false,
+        arguments: { 'alternate-exchange': 'amq.fanout' },
+        bindingCount: 1,
+      },
+    ]);
+    expect(broker.bindings('errors')).toEqual([
+      { source: 'logs', routingKey: '*.error', args: {} },
+    ]);
+    const logs = await broker.exchange('logs', 'topic', {
+      arguments: { 'alternate-exchange': 'amq.fanout' },
+    });
+    await logs.publish('e', { routingKey: 'db.error' });
+    await logs.publish('i', { routingKey: 'db.info' });
+    expect(await drain(await broker.queue('errors'))).toEqual(['e']);
+    expect(await drain(await broker.queue('rest'))).toEqual(['i']);
+  });
 
-  it.runIf(kind === 'fs')('persists an unbind and an exchange deletion', async () => {
+  it('persists an unbind and an exchange deletion', async () => {
     {
       await using broker = await fresh();
       const ex = await broker.exchange('x', 'direct');
@@ -226,17 +297,5 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
     await using broker = await reopen();
     expect(broker.bindings('q')).toEqual([{ source: 'x', routingKey: 'b', args: {} }]);
     expect(broker.exchanges().some((e) => e.name === 'gone')).toBe(false);
-  });
-
-  it('declares exchanges through a session; its queue views chain bind', async () => {
-    await using broker = await fresh();
-    const session = broker.session();
-    const ex = await session.directExchange('d');
-    const q = await session.queue('q');
-    expect(await (await q.bind(ex, 'a')).bind(ex, 'b')).toBe(q);
-    await ex.publish('m', { routingKey: 'b' });
-    expect(await drain(q)).toEqual(['m']);
-    await session.stop();
-    await expect(session.fanoutExchange()).rejects.toThrow(/closed/);
   });
 });

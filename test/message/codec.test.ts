@@ -71,6 +71,32 @@ describe('messageCodec', () => {
     );
   });
 
+  test('a message decodes the same from the middle of a larger buffer', () => {
+    fc.assert(
+      fc.property(message, fc.nat(64), fc.nat(64), (m, before, after) => {
+        const bytes = messageCodec.encode(m);
+        const framed = new Uint8Array(before + bytes.length + after).fill(0xee);
+        framed.set(bytes, before);
+        expect(messageCodec.decodeFrom!(framed, before, bytes.length)).toStrictEqual(m);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('names that differ only in the middle are never mixed up', () => {
+    // Same length, first and last byte: candidates for the same slot of the string cache.
+    const names = ['a1z', 'a2z', 'a1z', 'queue-0001-end', 'queue-0002-end', 'ä1z', 'a1z'];
+    for (const routingKey of names) {
+      const m: StoredMessage = {
+        exchange: '',
+        routingKey,
+        properties: { headers: { [routingKey]: routingKey } },
+        body: new Uint8Array(),
+      };
+      expect(messageCodec.decode(messageCodec.encode(m).slice())).toStrictEqual(m);
+    }
+  });
+
   test('header numbers keep their kind: integers, fractions, -0 and bigints', () => {
     const m: StoredMessage = {
       exchange: '',
@@ -129,6 +155,9 @@ describe('messageCodec', () => {
     for (const cut of [0, 1, 3, 8]) {
       expect(() => messageCodec.decode(bytes.subarray(0, cut))).toThrow(RangeError);
     }
+    const unknownProperty = bytes.slice();
+    unknownProperty[1] = 0xff;
+    expect(() => messageCodec.decode(unknownProperty)).toThrow(RangeError);
   });
 
   test('byteLength counts the body and grows with names, properties and headers', () => {

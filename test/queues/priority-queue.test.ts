@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MqliteError } from '../../src/errors.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
-import { drain, publishAll, Queues, STORAGE_KINDS, TestStorage } from './classic/support.js';
+import { drain, publishAll, queuesPerTest, STORAGE_KINDS } from './classic/support.js';
 
 async function refused(promise: Promise<unknown>, text: string): Promise<void> {
   const error = await promise.then(
@@ -16,16 +16,7 @@ async function refused(promise: Promise<unknown>, text: string): Promise<void> {
 }
 
 describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('delivers the highest priority first and keeps FIFO order within a level', async () => {
     const q = await queues.priority('jobs', 9);
@@ -81,10 +72,12 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
   it('creates one log per level, named prio.NNN, only for levels it has seen', async () => {
     const q = await queues.priority('jobs', 255);
     await publishAll(q, [['a', { priority: 3 }], ['b', { priority: 200 }], 'c']);
-    const ns = await storage.storage.namespace('jobs');
+    const ns = await queues.storage.storage.namespace('jobs');
     expect(await ns.listLogs()).toEqual(['prio.000', 'prio.003', 'prio.200']);
-    if (storage.dir !== undefined) {
-      const levels = readdirSync(join(storage.dir, 'jobs')).filter((f) => f.startsWith('prio.'));
+    if (queues.storage.dir !== undefined) {
+      const levels = readdirSync(join(queues.storage.dir, 'jobs')).filter((f) =>
+        f.startsWith('prio.'),
+      );
       expect(levels.sort()).toEqual(['prio.000', 'prio.003', 'prio.200']);
     }
     expect(await drain(q)).toEqual(['b', 'a', 'c']);
@@ -99,16 +92,19 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
     await refused(
       PriorityQueue.open({
         name: 'p',
-        storage: storage.storage,
+        storage: queues.storage.storage,
         arguments: { 'x-max-priority': value },
       }),
       text,
     );
-    expect(await storage.storage.listNamespaces()).not.toContain('p');
+    expect(await queues.storage.storage.listNamespaces()).not.toContain('p');
   });
 
   it('requires x-max-priority', async () => {
-    await refused(PriorityQueue.open({ name: 'p', storage: storage.storage }), "'x-max-priority'");
+    await refused(
+      PriorityQueue.open({ name: 'p', storage: queues.storage.storage }),
+      "'x-max-priority'",
+    );
   });
 
   it('accepts x-max-priority as a bigint (an AMQP long) and as the maxPriority option', async () => {
@@ -126,9 +122,9 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
     await q.publish('kept', { priority: 5 });
     await q.close();
     queues.byName.delete('jobs');
-    await storage.reopen();
+    await queues.storage.reopen();
     await refused(
-      PriorityQueue.open({ name: 'jobs', storage: storage.storage, maxPriority: 6 }),
+      PriorityQueue.open({ name: 'jobs', storage: queues.storage.storage, maxPriority: 6 }),
       "inequivalent arg 'x-max-priority' for queue 'jobs'",
     );
     const again = await queues.priority('jobs', 5);
@@ -137,16 +133,7 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
 });
 
 describe.each(STORAGE_KINDS)('plain FIFO queue on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('delivers in publish order whatever the priority property says', async () => {
     const q = await queues.fifo('tasks');
@@ -156,7 +143,11 @@ describe.each(STORAGE_KINDS)('plain FIFO queue on %s storage', (kind) => {
 
   it('refuses x-max-priority: that declares a priority queue', async () => {
     await refused(
-      Queue.open({ name: 't', storage: storage.storage, arguments: { 'x-max-priority': 3 } }),
+      Queue.open({
+        name: 't',
+        storage: queues.storage.storage,
+        arguments: { 'x-max-priority': 3 },
+      }),
       'PriorityQueue',
     );
   });

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,12 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { type FsStorageOptions, fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, StorageAdapter } from '../../src/storage/types.js';
-import { faultyIo, storageConformance, testRecordCodec } from '../../src/testing/index.js';
+import {
+  faultyIo,
+  simulateCrash,
+  storageConformance,
+  testRecordCodec,
+} from '../../src/testing/index.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-fs-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -447,5 +453,100 @@ describe('fs storage: metadata', () => {
       ['kept', 1],
     ]);
     await third.close();
+  });
+});
+
+describe('fs storage: one user per directory', () => {
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const locked = (dir: string, pid: number) => ({
+    code: 'MQLITE_RESOURCE_LOCKED',
+    replyCode: 405,
+    message: expect.stringMatching(new RegExp(`'${literal(path.resolve(dir))}'.* ${pid}\\)?$`)),
+  });
+
+  test('a second adapter on an open directory is refused until the first is closed', async () => {
+    const dir = freshDir();
+    const first = open(dir);
+    expect(() => open(dir)).toThrow(expect.objectContaining(locked(dir, process.pid)));
+    await first.close();
+    const second = open(dir);
+    await second.close();
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
+  });
+
+  test('a directory locked by another live process is refused, naming it', () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'LOCK'), String(process.ppid));
+    expect(() => open(dir)).toThrow(expect.objectContaining(locked(dir, process.ppid)));
+    expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8')).toBe(String(process.ppid));
+  });
+
+  test('the lock of a process that died, or a garbled one, is taken over', async () => {
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    for (const content of [String(dead), '', 'not a pid']) {
+      const dir = freshDir();
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'LOCK'), content);
+      const adapter = open(dir);
+      expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8')).toBe(String(process.pid));
+      await adapter.close();
+    }
+  });
+
+  test('a simulated crash releases the directory; what reached the OS is reopened', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await openLog(adapter);
+    log.append('written', 1);
+    await log.sync();
+    log.append('still buffered', 2);
+    simulateCrash(adapter);
+    expect(() => log.append('late', 3)).toThrow(expect.objectContaining({ code: 'MQLITE_CLOSED' }));
+    await expect(adapter.namespace('q')).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
+    const again = open(dir);
+    expect(readAll(await openLog(again))).toEqual([[1, 'written']]);
+    await again.close();
+  });
+
+  test('closing releases the lock even when the disk fails', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    (await openLog(adapter)).append('lost', 1);
+    faults.crash();
+    await adapter.close().catch(() => {});
+    const again = open(dir);
+    await again.close();
+  });
+});
+
+describe('fs storage: cursors', () => {
+  test('the current record stays readable while the log is written and rolled', async () => {
+    const adapter = open();
+    const log = await openLog(adapter, 4096);
+    log.append('buffered', 1);
+    const tail = log.cursor();
+    expect(tail.next()).toBe(true);
+    for (let i = 0; i < 2000; i++) log.append(`filler ${i}`, 2);
+    await log.sync();
+    const head = log.cursor();
+    expect(head.next()).toBe(true);
+    for (let i = 0; i < 2000; i++) log.append(`more ${i}`, 3);
+    await log.sync();
+    expect([tail.offset, tail.record, tail.timestamp]).toEqual([1, 'buffered', 1]);
+    expect([head.offset, head.record, head.timestamp]).toEqual([1, 'buffered', 1]);
+    await adapter.close();
+  });
+
+  test('at the end of the log there is no current record', async () => {
+    const adapter = open();
+    const log = await openLog(adapter);
+    log.append('only', 1);
+    const c = log.cursor();
+    expect(c.next()).toBe(true);
+    expect(c.next()).toBe(false);
+    expect([c.record, c.timestamp]).toEqual([undefined, Number.NaN]);
+    await adapter.close();
   });
 });

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fsStorage } from '../../src/storage/fs/index.js';
+import { afterEach, beforeEach } from 'vitest';
+import { abandonFsStorage, fsStorage } from '../../src/storage/fs/index.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { StorageAdapter } from '../../src/storage/types.js';
 
@@ -37,9 +38,26 @@ export class TestStorage {
     return this.#dir;
   }
 
+  /** Bytes of every file under the storage directory (0 for memory). */
+  diskBytes(): number {
+    return this.#dir ? treeBytes(this.#dir) : 0;
+  }
+
   async reopen(): Promise<StorageAdapter> {
     if (this.kind === 'fs') {
       await this.storage.close();
+      this.storage = this.#create();
+    }
+    return this.storage;
+  }
+
+  /**
+   * For fs: drops the adapter as a process crash would (nothing more is written) and opens a new
+   * one over the directory, as a restarted process does. Memory has nothing to crash.
+   */
+  crash(): StorageAdapter {
+    if (this.kind === 'fs') {
+      abandonFsStorage(this.storage);
       this.storage = this.#create();
     }
     return this.storage;
@@ -57,4 +75,33 @@ export class TestStorage {
       ? fsStorage({ dir: this.#dir, fsync: 'never', ...segmentBytes })
       : memoryStorage(segmentBytes);
   }
+}
+
+/**
+ * A fresh `TestStorage` of `kind` for each test of the enclosing `describe`, disposed after it.
+ * Read `storage` inside tests.
+ */
+export function storagePerTest(kind: StorageKind): { readonly storage: TestStorage } {
+  let current: TestStorage | undefined;
+  beforeEach(() => {
+    current = new TestStorage(kind);
+  });
+  afterEach(async () => {
+    await current?.dispose();
+    current = undefined;
+  });
+  return {
+    get storage(): TestStorage {
+      if (current === undefined) throw new Error('no test is running');
+      return current;
+    },
+  };
+}
+
+function treeBytes(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  let total = 0;
+  for (const name of readdirSync(path)) total += treeBytes(join(path, name));
+  return total;
 }

@@ -6,7 +6,7 @@
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
  * business; this class never looks inside it.
  */
-import type { Clock, TimerHandle } from '../../clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../../clock.js';
 import {
   AbortedError,
   AccessRefusedError,
@@ -89,13 +89,24 @@ export interface ClassicQueueStats {
   readonly messageBytes: number;
   readonly messageBytesReady: number;
   readonly messageBytesUnacknowledged: number;
+  /** Consumers that acquire messages (browsers excluded). */
   readonly consumers: number;
+  /** Browsers: consumers that read without acquiring (a last-value queue's `browse()`). */
+  readonly browsers: number;
 }
 
 /** Metadata key of the normalized arguments a queue was declared with. */
 const ARGUMENTS_KEY = 'queue.arguments';
 /** Header every delivery carries: how many times it was delivered before. */
 const DELIVERY_COUNT = 'x-delivery-count';
+
+/** The storage side of a classic queue being opened (see {@link openClassicNamespace}). */
+export interface OpenedNamespace {
+  readonly storage: StorageAdapter;
+  readonly ownsStorage: boolean;
+  readonly namespace: Namespace;
+  readonly arguments: ClassicArguments;
+}
 
 /**
  * Opens the namespace of a classic queue and settles its arguments: a queue that exists keeps
@@ -105,12 +116,7 @@ const DELIVERY_COUNT = 'x-delivery-count';
 export async function openClassicNamespace(
   options: ClassicQueueOptions,
   declared: ClassicArguments,
-): Promise<{
-  storage: StorageAdapter;
-  ownsStorage: boolean;
-  namespace: Namespace;
-  arguments: ClassicArguments;
-}> {
+): Promise<OpenedNamespace> {
   const ownsStorage = options.storage === undefined;
   const storage = options.storage ?? memoryStorage();
   const namespace = await storage.namespace(options.namespace ?? options.name);
@@ -125,6 +131,23 @@ export async function openClassicNamespace(
     namespace.meta.set(ARGUMENTS_KEY, declared as unknown as JsonValue);
   }
   return { storage, ownsStorage, namespace, arguments: declared };
+}
+
+/** What a queue kind's `open()` passes to the constructor, once its store is open. */
+export function classicInit(
+  options: ClassicQueueOptions,
+  opened: OpenedNamespace,
+  store: ReadyStore,
+): ClassicQueueInit {
+  return {
+    name: options.name,
+    ...opened,
+    store,
+    clock: options.clock ?? systemClock,
+    deadLetter: options.deadLetter,
+    onDelete: options.onDelete,
+    onError: options.onError,
+  };
 }
 
 /** Checks the common options of a classic queue's `open()` and parses its arguments. */
@@ -174,6 +197,8 @@ export class ClassicQueue implements AsyncDisposable {
   /** Consumers by `x-priority`, highest first. */
   #groups: PriorityGroup[] = [];
   #exclusive = false;
+  /** Open browsers: they acquire nothing but, as consumers, keep `x-expires` away. */
+  #browsers = 0;
   readonly #host: ConsumerHost<number>;
   /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
@@ -186,6 +211,8 @@ export class ClassicQueue implements AsyncDisposable {
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
   #getNoAckChannel: Subscription<number> | undefined;
+  /** The clock's time this tick, for `#tickTime()`; NaN when not read yet. */
+  #tickNow = Number.NaN;
   /** The last publish still waiting for its level's store to open, if any. */
   #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
@@ -207,6 +234,9 @@ export class ClassicQueue implements AsyncDisposable {
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
       onCapacity: () => this.#dispatch(),
       onCancel: (consumer) => this.#removeConsumer(consumer),
+    };
+    init.store.onDisplaced = (handle) => {
+      if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
     };
     this.#recover();
   }
@@ -232,6 +262,7 @@ export class ClassicQueue implements AsyncDisposable {
       messageBytesReady: s.readyBytes,
       messageBytesUnacknowledged: s.inFlightBytes,
       consumers: this.#consumers.length,
+      browsers: this.#browsers,
     };
   }
 
@@ -429,6 +460,21 @@ export class ClassicQueue implements AsyncDisposable {
     await this.close();
   }
 
+  /**
+   * A browser started (a consumer that reads without acquiring): like any consumer it keeps the
+   * queue from expiring, as in Qpid, but it is not counted in `consumerCount`.
+   */
+  protected browserOpened(): void {
+    this.#browsers++;
+    this.#clearExpires();
+  }
+
+  /** A browser ended: with no consumers left, the `x-expires` countdown starts. */
+  protected browserClosed(): void {
+    this.#browsers--;
+    if (!this.#inUse()) this.#armExpires();
+  }
+
   /** Marks the queue as used (a redeclare), restarting its `x-expires` countdown. */
   touch(): void {
     this.#assertOpen();
@@ -453,11 +499,11 @@ export class ClassicQueue implements AsyncDisposable {
         );
       }
     }
-    const now = this.clock.now();
+    const ttl = this.#ttlOf(message);
+    const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
     if (this.#consumers.length > 0) this.#dispatch();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
-    const ttl = this.#ttlOf(message);
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
       else this.#indexExpiry(now + ttl, handle);
@@ -465,6 +511,23 @@ export class ClassicQueue implements AsyncDisposable {
     if (args.maxLength !== undefined || args.maxLengthBytes !== undefined) this.#dropHeads();
     return store.sync();
   }
+
+  /**
+   * The clock read once per tick: the arrival time of a message that never expires is only
+   * informative, and a burst of publishes then costs one clock read, not one each.
+   */
+  #tickTime(): number {
+    let now = this.#tickNow;
+    if (Number.isNaN(now)) {
+      now = this.#tickNow = this.clock.now();
+      queueMicrotask(this.#endTick);
+    }
+    return now;
+  }
+
+  readonly #endTick = (): void => {
+    this.#tickNow = Number.NaN;
+  };
 
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
   #overLimit(count: number, bytes: number): DeathReason | undefined {
@@ -533,7 +596,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#consumers.splice(i, 1);
     if (consumer.exclusive) this.#exclusive = false;
     this.#regroup();
-    if (this.#consumers.length === 0) this.#armExpires();
+    if (!this.#inUse()) this.#armExpires();
     else if (i === 0 && this.arguments.singleActiveConsumer) this.#dispatch();
   }
 
@@ -738,8 +801,13 @@ export class ClassicQueue implements AsyncDisposable {
   // ------------------------------------------------------------------------------------------
   // Queue expiry (x-expires)
 
+  /** Some consumer or browser is attached: `x-expires` does not run. */
+  #inUse(): boolean {
+    return this.#consumers.length > 0 || this.#browsers > 0;
+  }
+
   #touch(): void {
-    if (this.#consumers.length === 0) this.#armExpires();
+    if (!this.#inUse()) this.#armExpires();
   }
 
   #armExpires(): void {
@@ -748,7 +816,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#clearExpires();
     this.#expiresTimer = this.clock.setTimeout(() => {
       this.#expiresTimer = undefined;
-      if (this.#closed || this.#consumers.length > 0) return;
+      if (this.#closed || this.#inUse()) return;
       this.delete().catch(this.#onError);
     }, expires);
   }
@@ -762,21 +830,24 @@ export class ClassicQueue implements AsyncDisposable {
   // ------------------------------------------------------------------------------------------
   // Lifecycle
 
-  /** After a reopen: indexes the expiry of recovered messages and starts `x-expires`. */
+  /**
+   * After a reopen: indexes the expiry of recovered messages and starts `x-expires`. Reads no
+   * message: arrival times come from the log and per-message expirations from the store, which
+   * noted them while it opened.
+   */
   #recover(): void {
     const store = this.store;
-    if (store.readyCount > 0) {
-      const handles: number[] = [];
-      const ats: number[] = [];
-      for (const handle of store.ready()) {
-        const ttl = this.#ttlOf(store.message(handle));
-        if (ttl === Number.POSITIVE_INFINITY) continue;
-        handles.push(handle);
-        ats.push(store.timestamp(handle) + ttl);
-      }
-      for (let i = 0; i < handles.length; i++) this.#expiry.push(ats[i]!, handles[i]!);
-      if (this.#expiry.size > 0) this.#expireDue();
+    const queueTtl = this.#queueTtl;
+    const expiry = this.#expiry;
+    if (queueTtl !== Number.POSITIVE_INFINITY) {
+      for (const handle of [...store.ready()])
+        expiry.push(store.timestamp(handle) + queueTtl, handle);
     }
+    // A handle indexed twice is harmless: whichever entry comes due first expires it.
+    for (const [handle, ttl] of store.takeRecoveredExpirations()) {
+      if (ttl < queueTtl) expiry.push(store.timestamp(handle) + ttl, handle);
+    }
+    if (expiry.size > 0) this.#expireDue();
     this.#armExpires();
   }
 

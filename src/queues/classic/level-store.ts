@@ -7,11 +7,31 @@
  * cursor forward, acks mark records deleted. What is ready in a level is every live record at or
  * after the cursor's front plus the requeued offsets behind it (kept sorted, so a requeued message
  * goes back to its original position). Nothing is allocated per message beyond what the log
- * keeps; a handle is `level * 2^45 + offset`.
+ * keeps; a handle is `level * 2^45 + offset`. On persistent storage a level is the storage's log
+ * of encoded messages; in memory it is a `PackedLog`, which keeps a message in a few slots of
+ * parallel arrays instead of three objects.
  */
 import type { StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, Namespace, RecordCodec } from '../../storage/types.js';
+import { bodyLength, PackedLog, pageCodec } from './packed-log.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
+
+/** What a level needs of its log: a `Log<StoredMessage>` or a `PackedLog`. */
+type LevelLog = Pick<
+  Log<StoredMessage>,
+  | 'firstOffset'
+  | 'nextOffset'
+  | 'count'
+  | 'append'
+  | 'sync'
+  | 'get'
+  | 'timestampOf'
+  | 'cursor'
+  | 'markDeleted'
+  | 'isDeleted'
+  | 'truncate'
+  | 'close'
+>;
 
 /** Handles are `level * LEVEL_SPAN + offset`: 8 bits of level and 45 of offset fit in 2^53. */
 const LEVEL_SPAN = 2 ** 45;
@@ -24,7 +44,7 @@ export function levelLogName(level: number): string {
 }
 
 class Level {
-  readonly log: Log<StoredMessage>;
+  readonly log: LevelLog;
   readonly cursor: LogCursor<StoredMessage>;
   /** Offset the cursor loaded and has not been shifted yet (0: none loaded). */
   head = 0;
@@ -40,7 +60,7 @@ class Level {
   /** Offsets up to this one had been delivered before the store was opened. */
   readonly deliveredBeforeOpen: number;
 
-  constructor(log: Log<StoredMessage>, deliveredBeforeOpen: number) {
+  constructor(log: LevelLog, deliveredBeforeOpen: number) {
     this.log = log;
     this.front = log.firstOffset;
     this.cursor = log.cursor(this.front);
@@ -98,8 +118,10 @@ class Level {
 export interface LevelStoreOptions {
   /** Highest level (0 for a plain FIFO queue). A message's level is its priority capped here. */
   readonly maxLevel: number;
-  /** Codec of the message logs. */
+  /** Codec of the message logs on persistent storage. */
   readonly codec: RecordCodec<StoredMessage>;
+  /** The storage is persistent: levels are logs of encoded messages, not packed in memory. */
+  readonly persistent: boolean;
   /** Segment size of new level logs. */
   readonly segmentBytes?: number;
 }
@@ -120,9 +142,11 @@ export class LevelStore implements ReadyStore {
   #shiftedHandle = NO_HANDLE;
   #shiftedRecord: StoredMessage | undefined;
   /** Logs written since the last `sync()`: usually one (a publish syncs right after its add). */
-  #dirtyOne: Log<StoredMessage> | undefined;
-  #dirtyMore: Set<Log<StoredMessage>> | undefined;
+  #dirtyOne: LevelLog | undefined;
+  #dirtyMore: Set<LevelLog> | undefined;
   #marksScheduled = false;
+  /** Per-message expirations of the messages recovered at open, until the queue takes them. */
+  #recoveredExpirations = new Map<number, number>();
   #closed = false;
 
   private constructor(ns: Namespace, options: LevelStoreOptions) {
@@ -185,7 +209,7 @@ export class LevelStore implements ReadyStore {
     const offset = lvl.log.append(message, timestamp);
     lvl.readyCount++;
     this.#readyCount++;
-    this.#readyBytes += message.body.byteLength;
+    this.#readyBytes += bodyLength(message);
     if (level > this.#top) this.#top = level;
     this.#markDirty(lvl.log);
     return level * LEVEL_SPAN + offset;
@@ -214,7 +238,7 @@ export class LevelStore implements ReadyStore {
       lvl.front = offset + 1;
     }
     lvl.readyCount--;
-    const bytes = record.body.byteLength;
+    const bytes = bodyLength(record);
     this.#readyCount--;
     this.#readyBytes -= bytes;
     this.#inFlightCount++;
@@ -233,7 +257,7 @@ export class LevelStore implements ReadyStore {
     const level = Math.floor(handle / LEVEL_SPAN);
     const offset = handle - level * LEVEL_SPAN;
     const lvl = this.#levels[level]!;
-    const bytes = lvl.log.get(offset)!.body.byteLength;
+    const bytes = bodyLength(lvl.log.get(offset)!);
     lvl.insertRequeued(offset);
     lvl.readyCount++;
     this.#readyCount++;
@@ -251,7 +275,7 @@ export class LevelStore implements ReadyStore {
     const record =
       handle === this.#shiftedHandle ? this.#shiftedRecord! : (log.get(offset) as StoredMessage);
     this.#inFlightCount--;
-    this.#inFlightBytes -= record.body.byteLength;
+    this.#inFlightBytes -= bodyLength(record);
     log.markDeleted(offset);
   }
 
@@ -271,7 +295,7 @@ export class LevelStore implements ReadyStore {
     }
     lvl.readyCount--;
     this.#readyCount--;
-    this.#readyBytes -= record.body.byteLength;
+    this.#readyBytes -= bodyLength(record);
     lvl.log.markDeleted(offset);
   }
 
@@ -327,6 +351,12 @@ export class LevelStore implements ReadyStore {
     return handle - level * LEVEL_SPAN <= this.#levels[level]!.deliveredBeforeOpen;
   }
 
+  takeRecoveredExpirations(): Map<number, number> {
+    const taken = this.#recoveredExpirations;
+    this.#recoveredExpirations = new Map();
+    return taken;
+  }
+
   *ready(): IterableIterator<number> {
     for (let level = this.#levels.length - 1; level >= 0; level--) {
       const lvl = this.#levels[level];
@@ -367,7 +397,7 @@ export class LevelStore implements ReadyStore {
     return top;
   }
 
-  #markDirty(log: Log<StoredMessage>): void {
+  #markDirty(log: LevelLog): void {
     const one = this.#dirtyOne;
     if (one === undefined) this.#dirtyOne = log;
     else if (one !== log) (this.#dirtyMore ??= new Set()).add(log);
@@ -375,16 +405,23 @@ export class LevelStore implements ReadyStore {
 
   async #openLevel(level: number): Promise<void> {
     const name = levelLogName(level);
-    const log = await this.#ns.openLog(
-      name,
-      this.#options.codec,
-      this.#options.segmentBytes === undefined ? {} : { segmentBytes: this.#options.segmentBytes },
-    );
+    const { codec, persistent, segmentBytes } = this.#options;
+    const log: LevelLog = persistent
+      ? await this.#ns.openLog(name, codec, segmentBytes === undefined ? {} : { segmentBytes })
+      : new PackedLog(await this.#ns.openLog(name, pageCodec));
     const mark = this.#ns.meta.get(`${name}.delivered`);
     const lvl = new Level(log, typeof mark === 'number' ? mark : 0);
+    // One pass over the live records: their bytes, and the expirations the queue will index.
     let bytes = 0;
     const cursor = log.cursor(log.firstOffset);
-    while (cursor.next()) bytes += cursor.record.body.byteLength;
+    while (cursor.next()) {
+      const record = cursor.record;
+      bytes += bodyLength(record);
+      const expiration = record.properties.expiration;
+      if (expiration !== undefined) {
+        this.#recoveredExpirations.set(level * LEVEL_SPAN + cursor.offset, Number(expiration));
+      }
+    }
     lvl.readyCount = log.count;
     this.#readyCount += log.count;
     this.#readyBytes += bytes;

@@ -36,6 +36,12 @@ export interface ReadyStore {
   readonly inFlightBytes: number;
 
   /**
+   * Set by the queue: called when `add` removes a ready message that a newer one displaced (an
+   * LVQ's older value), so the queue can forget what it tracks for that handle.
+   */
+  onDisplaced?: ((handle: number) => void) | undefined;
+
+  /**
    * Gets the store ready to `add` this message synchronously, e.g. by opening the log of a
    * priority level on first use. Returns undefined when nothing needs to wait (the hot path);
    * otherwise the queue awaits the promise before calling `add`. Must not change what is stored.
@@ -46,7 +52,7 @@ export interface ReadyStore {
    * Stores a newly published message as ready, at the tail of its place in delivery order, and
    * returns its handle. `timestamp` is the arrival time on the queue's clock (TTL counts from it).
    * A conflating store may remove other ready messages here (they are simply gone: not
-   * dead-lettered, not counted as dropped).
+   * dead-lettered, not counted as dropped), reporting each to `onDisplaced`.
    */
   add(message: StoredMessage, timestamp: number): number;
 
@@ -87,6 +93,13 @@ export interface ReadyStore {
    * since the store opened (the queue tracks those deliveries itself).
    */
   deliveredBeforeOpen(handle: number): boolean;
+
+  /**
+   * The ready messages recovered from storage that carry a per-message `expiration`, as
+   * (handle, TTL in ms), noted while the store opened so that the queue need not read every
+   * message again. The queue asks once, as it opens; the store may forget them afterwards.
+   */
+  takeRecoveredExpirations(): Iterable<[handle: number, ttl: number]>;
 
   /**
    * The ready handles in delivery order. The iterator reads the live state: do not mutate the

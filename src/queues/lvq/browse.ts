@@ -149,7 +149,15 @@ export class Browser implements Settlement, AsyncIterable<Message> {
  */
 export class BrowserSet {
   readonly #browsers = new Set<Browser>();
+  readonly #onOpen: () => void;
+  readonly #onClose: () => void;
   #scheduled = false;
+
+  /** `onOpen`/`onClose` run as each browser starts and ends (the queue counts them). */
+  constructor(onOpen: () => void, onClose: () => void) {
+    this.#onOpen = onOpen;
+    this.#onClose = onClose;
+  }
 
   /** Browsers open now. */
   get size(): number {
@@ -158,8 +166,11 @@ export class BrowserSet {
 
   /** Registers a browser over `values` and starts it (a callback browser runs at once). */
   open(values: CurrentValues, callback: BrowseCallback | undefined): Browser {
-    const browser = new Browser(values, callback, (b) => this.#browsers.delete(b));
+    const browser = new Browser(values, callback, (b) => {
+      if (this.#browsers.delete(b)) this.#onClose();
+    });
     this.#browsers.add(browser);
+    this.#onOpen();
     if (callback) queueMicrotask(() => browser.wake());
     return browser;
   }

@@ -33,6 +33,8 @@ const DELIVERED_MARK = 'lvq.delivered';
  */
 const PERSISTENT_SEGMENT_BYTES = 256 * 1024;
 const MEMORY_SEGMENT_BYTES = 32 * 1024;
+/** What one record counts for in a memory log: 256 records per segment. */
+const MEMORY_RECORD_BYTES = 128;
 
 const READY = 1;
 const IN_FLIGHT = 2;
@@ -65,6 +67,8 @@ export class ConflatingStore implements ReadyStore {
    * the store synchronously.
    */
   onAdd: (() => void) | undefined;
+  /** See `ReadyStore.onDisplaced`. */
+  onDisplaced: ((handle: number) => void) | undefined;
 
   readonly #ns: Namespace;
   readonly #log: Log<StoredMessage>;
@@ -103,8 +107,12 @@ export class ConflatingStore implements ReadyStore {
    * is dropped now: a superseded value is never delivered.
    */
   static async open(ns: Namespace, options: ConflatingStoreOptions): Promise<ConflatingStore> {
-    const log = await ns.openLog(LVQ_LOG, options.codec, {
-      segmentBytes: options.persistent ? PERSISTENT_SEGMENT_BYTES : MEMORY_SEGMENT_BYTES,
+    const { persistent } = options;
+    // In memory the log only keeps references: its segments are sized by record count, and
+    // deleting a record then never reads the (long cold) message again.
+    const codec = persistent ? options.codec : { ...options.codec, byteLength: memoryRecordBytes };
+    const log = await ns.openLog(LVQ_LOG, codec, {
+      segmentBytes: persistent ? PERSISTENT_SEGMENT_BYTES : MEMORY_SEGMENT_BYTES,
     });
     const store = new ConflatingStore(ns, log, options.key);
     const cursor = log.cursor(log.firstOffset);
@@ -163,7 +171,7 @@ export class ConflatingStore implements ReadyStore {
     if (table.flags(handle) & REQUEUED) this.#requeued.shift();
     else this.#head++;
     table.setFlags(handle, IN_FLIGHT);
-    const bytes = table.message(handle)!.body.byteLength;
+    const bytes = table.bytes(handle);
     this.#readyCount--;
     this.#readyBytes -= bytes;
     this.#inFlightCount++;
@@ -177,7 +185,7 @@ export class ConflatingStore implements ReadyStore {
 
   requeue(handle: number): boolean {
     const flags = this.#flags(handle);
-    const bytes = this.#table.message(handle)!.body.byteLength;
+    const bytes = this.#table.bytes(handle);
     this.#inFlightCount--;
     this.#inFlightBytes -= bytes;
     if (flags & SUPERSEDED) {
@@ -198,7 +206,7 @@ export class ConflatingStore implements ReadyStore {
   settle(handle: number): void {
     const flags = this.#flags(handle);
     this.#inFlightCount--;
-    this.#inFlightBytes -= this.#table.message(handle)!.body.byteLength;
+    this.#inFlightBytes -= this.#table.bytes(handle);
     this.#delete(handle, flags);
   }
 
@@ -243,6 +251,14 @@ export class ConflatingStore implements ReadyStore {
 
   deliveredBeforeOpen(handle: number): boolean {
     return handle <= this.#deliveredAtOpen;
+  }
+
+  /** Messages are kept in memory here: their expirations are read when asked for. */
+  *takeRecoveredExpirations(): IterableIterator<[number, number]> {
+    for (const handle of [...this.ready()]) {
+      const expiration = this.#table.message(handle)!.properties.expiration;
+      if (expiration !== undefined) yield [handle, Number(expiration)];
+    }
   }
 
   *ready(): IterableIterator<number> {
@@ -299,8 +315,12 @@ export class ConflatingStore implements ReadyStore {
     const older = latest.handle;
     latest.handle = handle;
     const flags = this.#table.flags(older);
-    if (flags & READY) this.#removeReady(older, flags | SUPERSEDED);
-    else this.#table.setFlags(older, flags | SUPERSEDED);
+    if (flags & READY) {
+      this.#removeReady(older, flags | SUPERSEDED);
+      this.onDisplaced?.(older);
+    } else {
+      this.#table.setFlags(older, flags | SUPERSEDED);
+    }
   }
 
   /** The next ready handle in delivery order, dropping dead slots at the FIFO's head. */
@@ -326,7 +346,7 @@ export class ConflatingStore implements ReadyStore {
     if (flags & REQUEUED) this.#requeued.splice(this.#requeued.indexOf(handle), 1);
     else this.#dead++;
     this.#readyCount--;
-    this.#readyBytes -= this.#table.message(handle)!.body.byteLength;
+    this.#readyBytes -= this.#table.bytes(handle);
     this.#delete(handle, flags);
   }
 
@@ -383,6 +403,10 @@ export class ConflatingStore implements ReadyStore {
       this.#ns.meta.set(DELIVERED_MARK, this.#delivered);
     }
   }
+}
+
+function memoryRecordBytes(): number {
+  return MEMORY_RECORD_BYTES;
 }
 
 function unknownHandle(handle: number): RangeError {

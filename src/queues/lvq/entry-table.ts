@@ -1,7 +1,7 @@
 /**
  * The per-message state of a conflating store, indexed by handle (a log offset). Handles grow
  * by one per publish, so they are kept in pages of 128 consecutive handles, each page a set of
- * parallel arrays (message, key, arrival time, flags): storing or dropping a message allocates
+ * parallel arrays (message, key, arrival time, body bytes, flags): storing or dropping a message allocates
  * nothing and touches no hash table, except once per 128 handles when a page comes or goes.
  * A page is released when its last message goes, so memory follows the live messages, not the
  * messages ever published.
@@ -20,15 +20,22 @@ function pageOf(handle: number): number {
 class Page {
   readonly messages: (StoredMessage | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
   readonly keys: (LvqKey | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
-  readonly timestamps = new Float64Array(PAGE_SIZE);
+  // The numeric columns share one buffer: one allocation per page instead of three.
+  readonly #numbers = new ArrayBuffer(PAGE_SIZE * 13);
+  readonly timestamps = new Float64Array(this.#numbers, 0, PAGE_SIZE);
+  /** Body bytes, so counting a message in or out never reads the message itself. */
+  readonly bytes = new Uint32Array(this.#numbers, PAGE_SIZE * 8, PAGE_SIZE);
   /** 0 for a free slot; otherwise the store's state bits (never 0 for a stored message). */
-  readonly flags = new Uint8Array(PAGE_SIZE);
+  readonly flags = new Uint8Array(this.#numbers, PAGE_SIZE * 12, PAGE_SIZE);
   live = 0;
 }
 
 export class EntryTable {
   readonly #pages = new Map<number, Page>();
-  /** The page looked up last: consecutive calls are usually about the same handle. */
+  /** The page added last (where new handles go) and the other page looked up last: a publish
+   * touches the new handle's page and the page of the value it replaces. */
+  #tailNumber = -1;
+  #tail: Page | undefined;
   #cachedNumber = -1;
   #cached: Page | undefined;
   #size = 0;
@@ -51,13 +58,14 @@ export class EntryTable {
     if (page === undefined) {
       page = new Page();
       this.#pages.set(number, page);
-      this.#cachedNumber = number;
-      this.#cached = page;
+      this.#tailNumber = number;
+      this.#tail = page;
     }
     const slot = handle & SLOT_MASK;
     page.messages[slot] = message;
     page.keys[slot] = key;
     page.timestamps[slot] = timestamp;
+    page.bytes[slot] = message.body.byteLength;
     page.flags[slot] = flags;
     page.live++;
     this.#size++;
@@ -77,6 +85,11 @@ export class EntryTable {
   /** The message of a stored handle, or undefined. */
   message(handle: number): StoredMessage | undefined {
     return this.#page(pageOf(handle))?.messages[handle & SLOT_MASK];
+  }
+
+  /** The body bytes of a stored handle. */
+  bytes(handle: number): number {
+    return this.#page(pageOf(handle))!.bytes[handle & SLOT_MASK]!;
   }
 
   /** The key of a stored handle (undefined for a keyless message). */
@@ -106,10 +119,15 @@ export class EntryTable {
         this.#cachedNumber = -1;
         this.#cached = undefined;
       }
+      if (this.#tailNumber === number) {
+        this.#tailNumber = -1;
+        this.#tail = undefined;
+      }
     }
   }
 
   #page(number: number): Page | undefined {
+    if (number === this.#tailNumber) return this.#tail;
     if (number === this.#cachedNumber) return this.#cached;
     const page = this.#pages.get(number);
     if (page !== undefined) {

@@ -1,7 +1,6 @@
 /**
  * The last-value queue: a classic queue whose store keeps only the latest message of each key.
  */
-import { systemClock } from '../../clock.js';
 import { ClosedError, inequivalentArg, invalidArg } from '../../errors.js';
 import { messageCodec } from '../../message/codec.js';
 import { Message, type Settlement } from '../../message/message.js';
@@ -10,6 +9,7 @@ import {
   ClassicQueue,
   type ClassicQueueInit,
   type ClassicQueueOptions,
+  classicInit,
   openClassicNamespace,
 } from '../classic/classic-queue.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from './arguments.js';
@@ -53,7 +53,9 @@ const READ_ONLY: Settlement = {
  *   window is delivered even if newer values arrive. Use `prefetch: 1` for exact last-value
  *   semantics.
  * - `browse()` reads the current values without consuming them; `latest(key)` and `values()`
- *   read them without a consumer, as a latest-value cache.
+ *   read them without a consumer, as a latest-value cache. An open browser keeps `x-expires`
+ *   from deleting the queue, as any consumer does in Qpid, but is counted apart from the
+ *   consumers (`browserCount`, `stats().browsers`).
  * - Every classic-queue argument applies (TTL, length limits with drop-head, dead-lettering,
  *   single active consumer, ...) except `x-max-priority`, which is ignored: an LVQ has no
  *   priorities, as in the Qpid Java broker.
@@ -70,7 +72,10 @@ export class LastValueQueue extends ClassicQueue {
   /** Name of the header holding a message's key. */
   readonly key: string;
   readonly #store: ConflatingStore;
-  readonly #browsers = new BrowserSet();
+  readonly #browsers = new BrowserSet(
+    () => this.browserOpened(),
+    () => this.browserClosed(),
+  );
 
   private constructor(init: ClassicQueueInit, store: ConflatingStore) {
     super(init);
@@ -136,16 +141,7 @@ export class LastValueQueue extends ClassicQueue {
         codec: messageCodec,
         persistent: opened.storage.supports.persistent,
       });
-      const init: ClassicQueueInit = {
-        name: options.name,
-        ...opened,
-        store,
-        clock: options.clock ?? systemClock,
-        deadLetter: options.deadLetter,
-        onDelete: options.onDelete,
-        onError: options.onError,
-      };
-      return new LastValueQueue(init, store);
+      return new LastValueQueue(classicInit(options, opened, store), store);
     } catch (error) {
       if (opened.ownsStorage) await opened.storage.close();
       throw error;
@@ -175,7 +171,7 @@ export class LastValueQueue extends ClassicQueue {
     return this.#browsers.open(this.#store.current(), callback);
   }
 
-  /** Browsers open on the queue. */
+  /** Browsers open on the queue (not counted in `consumerCount`; see `stats().browsers`). */
   get browserCount(): number {
     return this.#browsers.size;
   }

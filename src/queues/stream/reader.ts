@@ -38,9 +38,14 @@ const DONE_PROMISE = Promise.resolve(DONE);
 /**
  * A replay iterator over a stream: it tracks nothing and acknowledges nothing, it only looks.
  * A `next()` over data already stored resolves at once without touching a timer or the event
- * loop, so a replay runs at the speed of the storage cursor.
+ * loop.
+ *
+ * It is also a synchronous iterable over what is stored: `for (const entry of reader)` yields the
+ * messages up to the end of the stream as it stands, without a promise per message (several
+ * times faster than `for await`), and stops there even with `follow`; a `for await` loop on the
+ * same reader may then go on following. `limit` and `signal` apply to both.
  */
-export class StreamReader implements AsyncIterableIterator<StreamEntry> {
+export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterable<StreamEntry> {
   readonly #cursor: LogCursor<StoredMessage>;
   readonly #tail: TailWaiters;
   readonly #signal: AbortSignal | undefined;
@@ -71,6 +76,18 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry> {
     return this;
   }
 
+  [Symbol.iterator](): IterableIterator<StreamEntry> {
+    const sync: IterableIterator<StreamEntry> = {
+      next: () => this.#nextSync(),
+      return: () => {
+        this.#finish();
+        return DONE;
+      },
+      [Symbol.iterator]: () => sync,
+    };
+    return sync;
+  }
+
   next(): Promise<IteratorResult<StreamEntry>> {
     if (this.#done) return DONE_PROMISE;
     if (this.#pending)
@@ -86,6 +103,18 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry> {
       this.#pending = { resolve, reject };
       this.#tail.park(this);
     });
+  }
+
+  #nextSync(): IteratorResult<StreamEntry> {
+    if (this.#done) return DONE;
+    if (this.#pending) throw new TypeError('read(): next() called while one is pending');
+    try {
+      // At the end of what is stored (following): this loop ends, the reader does not.
+      return this.#take() ?? DONE;
+    } catch (error) {
+      this.#finish();
+      throw error;
+    }
   }
 
   return(): Promise<IteratorResult<StreamEntry>> {

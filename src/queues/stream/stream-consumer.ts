@@ -27,7 +27,7 @@ export interface StreamConsumerContext {
   /** The consumer was cancelled. */
   detach(consumer: StreamConsumer): void;
   /**
-   * Offsets below this were checked against consumers waiting in the stream's geo index: such a
+   * Offsets below this were checked against consumers waiting in the stream's indexes: such a
    * consumer that was not woken matched none of them.
    */
   scanned(): number;
@@ -64,6 +64,11 @@ export class StreamConsumer implements ConsumerHost<number> {
   readonly subscription: Subscription<number>;
   readonly filter: CompiledStreamFilter | undefined;
   readonly tracking: boolean;
+  /**
+   * Its filter bounds its matches (to a region, or to filter values): the stream indexes it, and
+   * while it waits at the end hands it its matches instead of waking it.
+   */
+  readonly indexed: boolean;
 
   readonly #context: StreamConsumerContext;
   readonly #cursor: LogCursor<StoredMessage>;
@@ -78,6 +83,8 @@ export class StreamConsumer implements ConsumerHost<number> {
   #turnScheduled = false;
   #parked = false;
   #storeScheduled = false;
+  /** An index moved the position while parked; the cursor follows when it reads again. */
+  #seekDue = false;
 
   constructor(
     context: StreamConsumerContext,
@@ -88,6 +95,9 @@ export class StreamConsumer implements ConsumerHost<number> {
   ) {
     this.#context = context;
     this.filter = options.filter;
+    this.indexed =
+      options.filter !== undefined &&
+      (options.filter.geoRegion !== undefined || options.filter.requiredValues !== undefined);
     this.tracking = options.tracking;
     this.#position = options.start;
     this.#cursor = context.log.cursor(options.start);
@@ -128,37 +138,44 @@ export class StreamConsumer implements ConsumerHost<number> {
   }
 
   /**
-   * The stream found, through its geo index, the messages published up to `end` that this
-   * parked consumer matches: deliver those without reading the others, and stay parked at
-   * `end`. Out of prefetch room, it falls back to reading from the first undelivered match.
+   * The stream found, through its indexes, that this consumer's filter matches the message
+   * published at `offset`: deliver it without reading the log, if the consumer waits at the end
+   * and has not read past it. Out of prefetch room, it reads on its own from there once acks
+   * free room.
    */
-  deliverMatches(matches: readonly number[], end: number): void {
-    if (!this.#parked) return;
+  deliverMatch(offset: number, record: StoredMessage): void {
+    if (!this.#parked || offset < this.#position) return;
     const sub = this.subscription;
-    const log = this.#context.log;
+    if (sub.capacity <= 0) {
+      this.#parked = false;
+      this.#position = offset;
+      this.#seekDue = false;
+      this.#cursor.seek(offset);
+      return;
+    }
+    this.#position = offset + 1;
+    this.#seekDue = true;
+    this.#unsettled.add(offset);
+    // An ack from the callback must not make it read the log: the index hands it its matches.
     this.#pumping = true;
     try {
-      for (let i = 0; i < matches.length; i++) {
-        const offset = matches[i]!;
-        if (sub.capacity <= 0 || this.#redeliverHead < this.#redeliver.length) {
-          this.#parked = false;
-          this.#cursor.seek(offset);
-          this.#position = offset;
-          return;
-        }
-        const record = log.get(offset);
-        if (record === undefined) continue;
-        this.#unsettled.add(offset);
-        sub.deliver(offset, record, false, OFFSET_HEADER, offset);
-      }
-      this.#cursor.seek(end);
-      this.#position = Math.max(this.#position, end);
+      sub.deliver(offset, record, false, OFFSET_HEADER, offset);
     } finally {
       this.#pumping = false;
     }
-    // A callback requeued something: redeliveries go before anything newer.
+    // The callback requeued it: redeliveries go before anything newer.
     if (this.#redeliverHead < this.#redeliver.length) this.#pump();
-    else this.#storeProgress();
+  }
+
+  /**
+   * The stream checked every message up to `end` against its indexes and this parked consumer
+   * matched none it was not handed: move past them.
+   */
+  passTo(end: number): void {
+    if (!this.#parked || this.#position >= end) return;
+    this.#position = end;
+    this.#seekDue = true;
+    this.#storeProgress();
   }
 
   onAck(_consumer: Subscription<number>, offset: number): void {
@@ -181,8 +198,8 @@ export class StreamConsumer implements ConsumerHost<number> {
   }
 
   onCancel(): void {
-    if (this.#parked && this.filter?.geoRegion) {
-      // Waiting in the geo index, it matched nothing the stream has checked since it parked.
+    if (this.#parked && this.indexed) {
+      // Waiting in an index, it matched nothing the stream has checked since it parked.
       this.#position = Math.max(this.#position, this.#context.scanned());
     }
     this.#parked = false;
@@ -193,10 +210,14 @@ export class StreamConsumer implements ConsumerHost<number> {
   #pump(): void {
     // Re-entered from a synchronous callback's ack: the running loop sees the freed capacity.
     if (this.#pumping) return;
-    // Parked means "at the end, waiting": the geo wake-up relies on it.
+    // Parked means "at the end, waiting": the indexed wake-up relies on it.
     if (this.#parked) {
       this.#parked = false;
       this.#context.unpark(this);
+      if (this.#seekDue) {
+        this.#seekDue = false;
+        this.#cursor.seek(this.#position);
+      }
     }
     const sub = this.subscription;
     const cursor = this.#cursor;

@@ -5,15 +5,10 @@ import {
   NotImplementedError,
   PreconditionFailedError,
 } from '../../errors.js';
-import { GeoIndex, parseStreamFilter } from '../../filters/index.js';
+import { GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
 import { messageCodec } from '../../message/codec.js';
 import { normalizeMessage } from '../../message/normalize.js';
-import type {
-  FieldTable,
-  MessageProperties,
-  PublishBody,
-  StoredMessage,
-} from '../../message/types.js';
+import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
 import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Log, Namespace, StorageAdapter } from '../../storage/types.js';
 import {
@@ -29,7 +24,7 @@ import {
   streamArgumentsDiff,
 } from './arguments.js';
 import { parseOffsetSpec, resolveOffsetSpec } from './offset-spec.js';
-import { type ReadOptions, type StreamEntry, StreamReader } from './reader.js';
+import { type ReadOptions, StreamReader } from './reader.js';
 import { StreamRetention } from './retention.js';
 import { StreamConsumer, type StreamConsumerContext } from './stream-consumer.js';
 import { FilterSummaries } from './summaries.js';
@@ -108,17 +103,28 @@ export class StreamQueue implements AsyncDisposable {
   #waiting = new Set<{ wake(): void }>();
   #spareWaiting = new Set<{ wake(): void }>();
   /**
-   * Consumers whose filter bounds their matches to a region, for their whole life (re-indexing
-   * at every wake-up would cost more than the wake-up): when parked, a publish wakes them
-   * through this index at their first match, instead of every consumer being asked.
+   * Consumers whose filter bounds their matches to a region, or to messages carrying given filter
+   * values, are indexed for their whole life (re-indexing at every wake-up would cost more than
+   * the wake-up): while they wait at the end, a publish finds them through the index and hands
+   * them their matches, instead of every consumer being woken to read every message.
    */
   readonly #geoConsumers = new GeoIndex<StreamConsumer>();
+  readonly #valueConsumers = new ValueIndex<StreamConsumer>();
+  /** The indexed consumers that track their offset: each tick moves them past what they skip. */
+  readonly #trackedIndexed = new Set<StreamConsumer>();
   readonly #summaries: FilterSummaries;
-  /** Offsets below this were checked against the geo-indexed consumers. */
+  /** Offsets below this were checked against the indexed consumers. */
   #scanned: number;
-  /** Offsets and headers published this tick while geo-indexed consumers existed. */
-  #geoOffsets: number[] = [];
-  #geoHeaders: FieldTable[] = [];
+  /** Indexed consumers. */
+  #indexed = 0;
+  /** Offsets and messages with headers published this tick while indexed consumers existed. */
+  #indexedOffsets: number[] = [];
+  #indexedMessages: StoredMessage[] = [];
+  #spareIndexedOffsets: number[] = [];
+  #spareIndexedMessages: StoredMessage[] = [];
+  /** The message whose indexed matches are being delivered. */
+  #matchOffset = 0;
+  #matchMessage: StoredMessage | undefined;
   /** When the log's bytes reach this, its active segment filled: run retention. */
   #rollCheckBytes = 0;
   #tickScheduled = false;
@@ -255,9 +261,9 @@ export class StreamQueue implements AsyncDisposable {
       const offset = log.append(message, this.#tickTime);
       const headers = message.properties.headers;
       this.#summaries.add(offset, headers);
-      if (headers !== undefined && this.#geoConsumers.size > 0) {
-        this.#geoOffsets.push(offset);
-        this.#geoHeaders.push(headers);
+      if (headers !== undefined && this.#indexed > 0) {
+        this.#indexedOffsets.push(offset);
+        this.#indexedMessages.push(message);
       }
     } catch (error) {
       return Promise.reject(error);
@@ -293,9 +299,10 @@ export class StreamQueue implements AsyncDisposable {
 
   /**
    * Replays the stream from `from` (any `x-stream-offset` value; default `'first'`), tracking and
-   * acknowledging nothing. Ends at the end of the stream unless `follow` is set.
+   * acknowledging nothing. Ends at the end of the stream unless `follow` is set. Iterate it with
+   * `for await`, or with a plain `for...of` for what is stored now, without a promise a message.
    */
-  read(from: unknown = 'first', options: ReadOptions = {}): AsyncIterableIterator<StreamEntry> {
+  read(from: unknown = 'first', options: ReadOptions = {}): StreamReader {
     const log = this.#open();
     const start = resolveOffsetSpec(parseOffsetSpec(from), log);
     return new StreamReader(log.cursor(start), this.#tailWaiters, options);
@@ -414,7 +421,12 @@ export class StreamQueue implements AsyncDisposable {
       callback,
     );
     this.#consumers.set(tag, consumer);
-    if (filter?.geoRegion) this.#geoConsumers.insert(consumer, filter);
+    if (consumer.indexed) {
+      this.#indexed++;
+      if (!this.#geoConsumers.insert(consumer, filter!))
+        this.#valueConsumers.insert(consumer, filter!);
+      if (tracking) this.#trackedIndexed.add(consumer);
+    }
     consumer.start();
     return consumer.subscription;
   }
@@ -424,7 +436,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#tickScheduled = false;
     if (this.#closed) return;
     if (this.#log.bytes >= this.#rollCheckBytes) this.#runRetention();
-    this.#wakeGeoWaiting();
+    this.#wakeIndexed();
     if (this.#waiting.size === 0) return;
     // Swap sets: a woken waiter that reaches the end again parks in the fresh one.
     const waiting = this.#waiting;
@@ -435,32 +447,44 @@ export class StreamQueue implements AsyncDisposable {
   };
 
   /**
-   * Finds the parked geo-indexed consumers that messages published this tick match (through the
-   * index, not by asking every consumer) and hands each exactly its matches.
+   * Finds the waiting indexed consumers that messages published this tick match (through the
+   * indexes, not by asking every consumer) and hands each exactly its matches.
    */
-  #wakeGeoWaiting(): void {
-    this.#scanned = this.#log.nextOffset;
-    const offsets = this.#geoOffsets;
-    if (offsets.length === 0) return;
-    const headers = this.#geoHeaders;
-    this.#geoOffsets = [];
-    this.#geoHeaders = [];
-    const geo = this.#geoConsumers;
-    const end = this.#scanned;
-    const due = new Map<StreamConsumer, number[]>();
-    let offset = 0;
-    const visit = (consumer: StreamConsumer) => {
-      if (!consumer.parked || offset < consumer.position) return;
-      const matches = due.get(consumer);
-      if (matches) matches.push(offset);
-      else due.set(consumer, [offset]);
-    };
-    for (let i = 0; i < offsets.length; i++) {
-      offset = offsets[i]!;
-      geo.forEachMatch(headers[i]!, visit);
-    }
-    for (const [consumer, matches] of due) consumer.deliverMatches(matches, end);
+  #wakeIndexed(): void {
+    const end = this.#log.nextOffset;
+    if (this.#indexedOffsets.length > 0) this.#deliverIndexedMatches();
+    this.#scanned = end;
+    // A skipped message never holds back a stored offset, even of a consumer nobody woke.
+    for (const consumer of this.#trackedIndexed) consumer.passTo(end);
   }
+
+  #deliverIndexedMatches(): void {
+    // Swap buffers: a callback that publishes fills the other pair for the next tick.
+    const offsets = this.#indexedOffsets;
+    const messages = this.#indexedMessages;
+    this.#indexedOffsets = this.#spareIndexedOffsets;
+    this.#indexedMessages = this.#spareIndexedMessages;
+    this.#spareIndexedOffsets = offsets;
+    this.#spareIndexedMessages = messages;
+    const geo = this.#geoConsumers.size > 0 ? this.#geoConsumers : undefined;
+    const byValue = this.#valueConsumers.size > 0 ? this.#valueConsumers : undefined;
+    for (let i = 0; i < offsets.length; i++) {
+      const message = messages[i]!;
+      const headers = message.properties.headers!;
+      // Offsets below this were checked: a consumer cancelled from here on resumes here.
+      this.#scanned = this.#matchOffset = offsets[i]!;
+      this.#matchMessage = message;
+      geo?.forEachMatch(headers, this.#deliverIndexedMatch);
+      byValue?.forEachMatch(headers, this.#deliverIndexedMatch);
+    }
+    offsets.length = 0;
+    messages.length = 0;
+    this.#matchMessage = undefined;
+  }
+
+  readonly #deliverIndexedMatch = (consumer: StreamConsumer): void => {
+    consumer.deliverMatch(this.#matchOffset, this.#matchMessage!);
+  };
 
   /** Summarizes the messages of the block that was still open when the stream last closed. */
   #resummarize(): void {
@@ -470,12 +494,15 @@ export class StreamQueue implements AsyncDisposable {
   }
 
   #park(consumer: StreamConsumer): void {
-    if (!this.#geoConsumers.has(consumer)) this.#waiting.add(consumer);
+    if (!consumer.indexed) this.#waiting.add(consumer);
   }
 
   #detach(consumer: StreamConsumer): void {
     this.#waiting.delete(consumer);
-    this.#geoConsumers.remove(consumer);
+    if (this.#geoConsumers.remove(consumer) || this.#valueConsumers.remove(consumer)) {
+      this.#indexed--;
+    }
+    this.#trackedIndexed.delete(consumer);
     if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
   }
 
@@ -516,6 +543,9 @@ export class StreamQueue implements AsyncDisposable {
     const waiting = [...this.#waiting];
     this.#waiting.clear();
     this.#geoConsumers.clear();
+    this.#valueConsumers.clear();
+    this.#indexed = 0;
+    this.#trackedIndexed.clear();
     // Waiting readers wake to a closed stream and finish with ClosedError.
     for (const waiter of waiting) waiter.wake();
   }

@@ -36,7 +36,8 @@ export function crc32Range(bytes: Uint8Array, start: number, end: number, crc = 
   let c = ~crc;
   let i = start;
   for (; i + 8 <= end; i += 8) {
-    const a = c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
+    const a =
+      c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
     c =
       t[1792 + (a & 0xff)]! ^
       t[1536 + ((a >>> 8) & 0xff)]! ^

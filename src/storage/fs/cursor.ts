@@ -5,9 +5,11 @@
  * compaction under it, it finds its place again from that offset through the sparse index.
  *
  * `next()` only walks: the record and timestamp are decoded from the window when first read,
- * so a reader that skips records (by offset or timestamp) pays nothing for their contents. A
- * frame still in the log's write buffer is decoded at once, since later appends reuse that
- * buffer. A record that cannot be decoded throws MQLITE_CORRUPTION when `record` is read.
+ * so a reader that skips records (by offset or timestamp) pays nothing for their contents. They
+ * stay readable until the next `next()` or `seek()` (after which they are undefined and NaN until
+ * a record is found). A frame still in the log's write buffer is decoded at once, since later
+ * appends reuse that buffer. A record that cannot be decoded throws MQLITE_CORRUPTION when
+ * `record` is read.
  */
 import type { LogCursor } from '../types.js';
 import { FILE_HEADER, frameDelta, frameTimestamp } from './frame.js';
@@ -18,8 +20,10 @@ import type { Segment } from './segment.js';
 /** Read window of a cursor: big enough that a sequential read costs few system calls. */
 const WINDOW = 256 * 1024;
 
-const RECORD = 1;
-const TIMESTAMP = 2;
+// Bits of `#frame`: a current frame exists; its record / timestamp are still to be decoded.
+const CURRENT = 1;
+const RECORD = 2;
+const TIMESTAMP = 4;
 
 export class FsCursor<T> implements LogCursor<T> {
   offset = 0;
@@ -34,13 +38,8 @@ export class FsCursor<T> implements LogCursor<T> {
   /** The next offset this cursor may yield. */
   #want: number;
 
-  /** The current frame (`#bytes[#at]` of `#length` bytes, in `#frameSeg`). */
-  #frameSeg: Segment | undefined;
-  #bytes: Uint8Array | undefined;
-  #at = 0;
-  #length = 0;
-  /** What of the current frame is still to be read from it: RECORD | TIMESTAMP bits. */
-  #pending = 0;
+  /** The current frame (the reader's): CURRENT, RECORD and TIMESTAMP bits. */
+  #frame = 0;
   #record: T | undefined;
   #timestamp = Number.NaN;
 
@@ -50,23 +49,27 @@ export class FsCursor<T> implements LogCursor<T> {
   }
 
   get record(): T {
-    if (this.#pending & RECORD) {
-      this.#record = this.#log.decodeAt(this.#frameSeg!, this.#bytes!, this.#at, this.#length);
-      this.#pending &= ~RECORD;
+    const frame = this.#frame;
+    if (frame & RECORD) {
+      const reader = this.#reader!;
+      this.#record = this.#log.decodeAt(this.#seg!, reader.bytes, reader.at, reader.length);
+      this.#frame = frame & ~RECORD;
     }
-    return this.#record as T;
+    return (frame & CURRENT ? this.#record : undefined) as T;
   }
 
   get timestamp(): number {
-    if (this.#pending & TIMESTAMP) {
-      this.#timestamp = frameTimestamp(this.#bytes!, this.#at);
-      this.#pending &= ~TIMESTAMP;
+    const frame = this.#frame;
+    if (frame & TIMESTAMP) {
+      this.#timestamp = frameTimestamp(this.#reader!.bytes, this.#reader!.at);
+      this.#frame = frame & ~TIMESTAMP;
     }
-    return this.#timestamp;
+    return frame & CURRENT ? this.#timestamp : Number.NaN;
   }
 
   seek(offset: number): void {
     this.#log.check();
+    this.#frame = 0;
     this.#want = offset;
     this.#seg = undefined;
   }
@@ -74,11 +77,11 @@ export class FsCursor<T> implements LogCursor<T> {
   next(): boolean {
     const log = this.#log;
     log.check();
-    this.#reader ??= new FrameReader(log, WINDOW);
-    const reader = this.#reader;
+    this.#frame = 0; // the reader is about to move on
     for (;;) {
       let seg = this.#seg;
       if (!seg || seg.dropped || seg.generation !== this.#generation) seg = this.#position();
+      const reader = this.#reader!;
       if (!reader.read(seg, this.#pos, true)) {
         const after = log.segmentAfter(seg);
         if (!after) return false;
@@ -89,15 +92,12 @@ export class FsCursor<T> implements LogCursor<T> {
       const at = reader.at;
       const slot = this.#slot++;
       this.#pos += reader.length;
-      const offset = seg.firstOffset + frameDelta(bytes, at);
+      // A dense segment holds offset firstOffset + slot at each slot; a compacted one says.
+      const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, at) : slot);
       if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) continue;
       this.#want = offset + 1;
       this.offset = offset;
-      this.#frameSeg = seg;
-      this.#bytes = bytes;
-      this.#at = at;
-      this.#length = reader.length;
-      this.#pending = RECORD | TIMESTAMP;
+      this.#frame = CURRENT | RECORD | TIMESTAMP;
       if (reader.inBatch) {
         // Later appends reuse the write buffer: read the frame while it is there.
         void this.record;
@@ -109,6 +109,7 @@ export class FsCursor<T> implements LogCursor<T> {
 
   /** Finds the segment and position from which `#want` is reached. */
   #position(): Segment {
+    this.#reader ??= new FrameReader(this.#log, WINDOW);
     const segs = this.#log.segs;
     const want = Math.max(this.#want, segs[0]!.firstOffset);
     this.#want = Number.isNaN(want) ? segs[0]!.firstOffset : want;

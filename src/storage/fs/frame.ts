@@ -1,23 +1,17 @@
 /**
- * Record framing. A segment file is a 24-byte file header followed by frames:
- *
- * ```
- * frame:  u32 payload length | u32 crc | u32 offset delta | u32 byte length | f64 timestamp | payload
- * header: u32 magic "MQLS" | u32 version | f64 first offset | u32 generation | u32 header crc
- * ```
- *
- * All little-endian. The frame's crc covers the payload and the 16 header bytes after it (the
- * offset delta from the segment's first offset, the codec's `byteLength`, the timestamp), so a
- * frame is self-describing: compaction copies surviving frames verbatim and keeps their offsets.
- * The generation changes whenever compaction rewrites a segment, which is how a stale index
- * file is told apart from a current one.
+ * Record framing: a segment file's header and frames (layout in FORMAT.md). The frame's crc
+ * covers the payload and the header fields after the crc (offset delta, byte length,
+ * timestamp), so a frame is self-describing: compaction copies surviving frames verbatim and
+ * keeps their offsets. The generation changes whenever compaction rewrites a segment, which is
+ * how a stale index file is told apart from a current one.
  */
 import { crc32, crc32Range } from './checksum.js';
 
 export const FRAME_HEADER = 24;
 export const FILE_HEADER = 24;
 const SEGMENT_MAGIC = 0x534c514d; // "MQLS"
-const VERSION = 1;
+/** Version of the segment file layout (a change to it is also a new FORMAT version). */
+export const SEGMENT_VERSION = 1;
 
 /** Result of {@link checkFrame} when the bytes end before the frame does. */
 export const INCOMPLETE = -1;
@@ -66,7 +60,9 @@ export function checkFrame(bytes: Uint8Array, at: number, end: number, maxPayloa
 
 /** Little-endian u32 at `at`. */
 export function u32(bytes: Uint8Array, at: number): number {
-  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) + bytes[at + 3]! * 0x1000000;
+  return (
+    (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0
+  );
 }
 
 export function frameDelta(bytes: Uint8Array, at: number): number {
@@ -78,7 +74,8 @@ export function frameByteLength(bytes: Uint8Array, at: number): number {
 
 const scratch = new Float64Array(1);
 const scratchBytes = new Uint8Array(scratch.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Whether typed arrays are little-endian here, as the files are (else their bytes are swapped). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export function frameTimestamp(bytes: Uint8Array, at: number): number {
   const from = at + 16;
@@ -91,19 +88,25 @@ export function frameTimestamp(bytes: Uint8Array, at: number): number {
 export function fileHeader(firstOffset: number, generation: number): Buffer {
   const buf = Buffer.alloc(FILE_HEADER);
   buf.writeUInt32LE(SEGMENT_MAGIC, 0);
-  buf.writeUInt32LE(VERSION, 4);
+  buf.writeUInt32LE(SEGMENT_VERSION, 4);
   buf.writeDoubleLE(firstOffset, 8);
   buf.writeUInt32LE(generation, 16);
   buf.writeUInt32LE(crc32(buf.subarray(0, 20)), 20);
   return buf;
 }
 
-/** Parses a segment file header; undefined when it is not one. */
+/**
+ * Parses a segment file header; undefined when it is not one. A header of another version is
+ * returned with its `version` (the caller refuses it): its fields may mean something else.
+ */
 export function parseFileHeader(
   buf: Buffer,
-): { firstOffset: number; generation: number } | undefined {
-  if (buf.length < FILE_HEADER) return undefined;
-  if (buf.readUInt32LE(0) !== SEGMENT_MAGIC || buf.readUInt32LE(4) !== VERSION) return undefined;
+): { version: number; firstOffset: number; generation: number } | undefined {
+  if (buf.length < FILE_HEADER || buf.readUInt32LE(0) !== SEGMENT_MAGIC) return undefined;
   if (crc32(buf.subarray(0, 20)) !== buf.readUInt32LE(20)) return undefined;
-  return { firstOffset: buf.readDoubleLE(8), generation: buf.readUInt32LE(16) };
+  return {
+    version: buf.readUInt32LE(4),
+    firstOffset: buf.readDoubleLE(8),
+    generation: buf.readUInt32LE(16),
+  };
 }

@@ -1,22 +1,18 @@
 /**
- * The filesystem storage adapter: durable, crash-safe storage in a directory.
+ * The filesystem storage adapter: durable, crash-safe storage in a directory. Its files, their
+ * framing and what recovery does are described in FORMAT.md, the format's one description;
+ * `<dir>/FORMAT` records the format version (see format.ts).
  *
- * ```
- * <dir>/<namespace>/~meta                    metadata (queue arguments, consumer offsets, ...)
- * <dir>/<namespace>/<log>/0000000001.seg     records: checksummed frames (see frame.ts)
- * <dir>/<namespace>/<log>/0000000001.idx     the segment's index, written on roll and close
- * <dir>/<namespace>/<log>/~deleted           deletion marks (acked offsets)
- * <dir>/<namespace>/<log>/~options           options the log was created with
- * ```
- *
- * Names are encoded so they never leave `dir` (see names.ts). A directory must be used by one
- * adapter at a time; this is not checked.
+ * Names are encoded so they never leave `dir` (see names.ts). One adapter at a time uses a
+ * directory: opening takes the `LOCK` file and closing releases it (see lock.ts).
  */
 import path from 'node:path';
 import { ClosedError } from '../../errors.js';
 import type { Namespace, StorageAdapter, StorageFeatures } from '../types.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
+import { checkFormat } from './format.js';
 import { type FsIo, nodeIo } from './io.js';
+import { lockDirectory } from './lock.js';
 import { encodeName } from './names.js';
 import {
   checkName,
@@ -51,11 +47,16 @@ export interface FsStorageOptions {
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 
 /**
- * Creates a filesystem storage adapter.
+ * Creates a filesystem storage adapter, taking the directory's lock until `close()`.
  *
  * ```ts
  * const broker = await Broker.open({ storage: fsStorage({ dir: './data' }) });
  * ```
+ *
+ * @throws ResourceLockedError (405) when another adapter of this process, or another live
+ *   process, has the directory open. A lock left by a process that died is taken over.
+ * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory is in another format
+ *   version, or holds data without a format marker (see FORMAT.md).
  */
 export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (typeof options !== 'object' || options === null || typeof options.dir !== 'string') {
@@ -74,12 +75,20 @@ class FsAdapter implements StorageAdapter {
   readonly #dir: string;
   readonly #settings: FsSettings;
   readonly #namespaces = new Map<string, FsNamespace>();
+  readonly #unlock: () => void;
   #closed = false;
 
   constructor(dir: string, settings: FsSettings) {
     this.#dir = dir;
     this.#settings = settings;
     settings.io.mkdirSync(dir);
+    this.#unlock = lockDirectory(dir);
+    try {
+      checkFormat(settings.io, dir, settings.policy !== 'never');
+    } catch (error) {
+      this.#unlock();
+      throw error;
+    }
   }
 
   async namespace(name: string): Promise<Namespace> {
@@ -114,14 +123,38 @@ class FsAdapter implements StorageAdapter {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const results = await Promise.allSettled(
-      [...this.#namespaces.values()].map((ns) => ns.close()),
-    );
-    const failed = results.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      const results = await Promise.allSettled(
+        [...this.#namespaces.values()].map((ns) => ns.close()),
+      );
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  /** See {@link abandonFsStorage}. */
+  abandon(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const ns of [...this.#namespaces.values()]) ns.destroy();
+    this.#unlock();
   }
 
   #check(): void {
     if (this.#closed) throw new ClosedError('storage is closed');
   }
+}
+
+/**
+ * Testing hook: drops an fs adapter the way a process crash would, so a test can reopen the
+ * directory as a restarted process. Nothing more is written (appends not yet handed to the OS
+ * are lost, indexes are not saved), descriptors are closed and the directory lock is released;
+ * later calls on the adapter throw MQLITE_CLOSED. Exported as `simulateCrash` by
+ * `mqlite/testing`.
+ */
+export function abandonFsStorage(storage: StorageAdapter): void {
+  if (!(storage instanceof FsAdapter)) throw new TypeError('not an fs storage adapter');
+  storage.abandon();
 }

@@ -21,6 +21,7 @@ import {
   frameDelta,
   frameTimestamp,
   parseFileHeader,
+  SEGMENT_VERSION,
   writeFrame,
 } from './frame.js';
 import {
@@ -451,6 +452,11 @@ export class FsLog<T> implements Log<T>, FrameSource {
         head.subarray(0, readFully(this.io, fd, head, 0, FILE_HEADER, 0)),
       );
       if (!header) throw new CorruptionError(`segment ${file} has no valid header`);
+      if (header.version !== SEGMENT_VERSION) {
+        throw new CorruptionError(
+          `segment ${file} is in format version ${header.version}, expected ${SEGMENT_VERSION}`,
+        );
+      }
       seg = new Segment(this.#dir, id, header.firstOffset, header.generation);
       const covered = readSegmentIndex(this.io, seg, size);
       if (covered < size) {

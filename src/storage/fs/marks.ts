@@ -1,11 +1,12 @@
 /**
- * The deletion marks of one log (`~deleted`): an append-only file of acked offsets, written in
- * the same batches as the records. Each batch is one frame, `u32 count | u32 crc | f64 offset[]`,
- * so a torn last batch is recognised and dropped (those acks were never confirmed by a sync).
+ * The deletion marks of one log (`~deleted`, layout in FORMAT.md): an append-only file of acked
+ * offsets, written in the same batches as the records. Each batch is one checksummed frame, so
+ * a torn last batch is recognised and dropped (those acks were never confirmed by a sync).
  * Marks of reclaimed or compacted records go stale; the log rewrites the file when stale ones
  * outnumber the rest.
  */
 import { crc32 } from './checksum.js';
+import { LITTLE_ENDIAN } from './frame.js';
 import { type FsIo, readFile, replaceFile, writeFully } from './io.js';
 
 const HEAD = 8;
@@ -73,6 +74,7 @@ export class MarksFile {
     if (count === 0) return;
     const frame = Buffer.allocUnsafe(HEAD + count * 8);
     frame.set(new Uint8Array(this.#pending.buffer, 0, count * 8), HEAD);
+    if (!LITTLE_ENDIAN) frame.subarray(HEAD).swap64();
     frame.writeUInt32LE(count, 0);
     frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
     writeFully(this.#io, this.#fd, frame, 0, frame.length, this.#size);

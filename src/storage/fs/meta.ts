@@ -1,7 +1,7 @@
 /**
- * The metadata store of one namespace (`~meta`): an in-memory map, persisted as an append-only
- * file of checksummed records `u32 length | u32 crc | JSON`, where the JSON is `[key, value]` or
- * `[key]` for a deletion. Only the latest value of each key changed in a tick is written, so a
+ * The metadata store of one namespace (`~meta`, layout in FORMAT.md): an in-memory map,
+ * persisted as an append-only file of checksummed JSON records, `[key, value]` or `[key]` for a
+ * deletion. Only the latest value of each key changed in a tick is written, so a
  * consumer offset stored on every ack costs one record per batch. The file is compacted (rewritten
  * with the live entries, atomically) on open and whenever it has grown well past them. A torn last
  * record, from a crash mid-write, is dropped on open.

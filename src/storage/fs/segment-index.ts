@@ -1,20 +1,13 @@
 /**
- * The index file saved beside each segment on roll and on close (`0000000001.idx`): the
- * segment's tables (see `Segment`), so reopening a log reads a few small files instead of its
- * records. It records the segment file's generation and size; an index that does not match
- * the file (a crash after more appends, a compaction cut short) covers a prefix at best, and the
- * rest is scanned. A checksum guards against a torn index, which is then ignored.
- *
- * ```
- * u32 magic "MQLI" | u32 version | f64 first offset | u32 generation | u32 flags (1: compacted)
- * f64 file size | u32 span | u32 slots | u32 sparse count | u32 0 | f64 bytes | f64 removed bytes
- * f64 first ts | f64 last ts | f64 sparse ts[] | f64 sparse pos[] | u32 lens[] | u32 present[]
- * u32 sparse slot[] | u32 crc
- * ```
- * Typed arrays are copied byte for byte in the platform's order (little-endian everywhere Node
- * runs).
+ * The index file saved beside each segment on roll and on close (`0000000001.idx`, layout in
+ * FORMAT.md): the segment's tables (see `Segment`), so reopening a log reads a few small files
+ * instead of its records. It records the segment file's generation and size; an index that does
+ * not match the file (a crash after more appends, a compaction cut short) covers a prefix at
+ * best, and the rest is scanned. A checksum guards against a torn index, which is then ignored.
+ * Tables are copied byte for byte, swapped only on a big-endian machine.
  */
 import { crc32 } from './checksum.js';
+import { LITTLE_ENDIAN } from './frame.js';
 import { type FsIo, readFile, writeFully } from './io.js';
 import type { Segment } from './segment.js';
 
@@ -104,12 +97,24 @@ export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): numb
   return covered;
 }
 
-function put(buf: Buffer, at: number, array: ArrayBufferView, length: number): number {
+type Table = Uint32Array | Float64Array;
+
+/** Copies `length` bytes of a table into `buf` at `at`, little-endian. */
+function put(buf: Buffer, at: number, array: Table, length: number): number {
   buf.set(new Uint8Array(array.buffer, array.byteOffset, length), at);
+  if (!LITTLE_ENDIAN) swap(buf.subarray(at, at + length), array);
   return at + length;
 }
 
-function take(buf: Buffer, at: number, array: ArrayBufferView, length = array.byteLength): number {
-  new Uint8Array(array.buffer, array.byteOffset, length).set(buf.subarray(at, at + length));
+/** Fills a table from `length` little-endian bytes of `buf` at `at`. */
+function take(buf: Buffer, at: number, array: Table, length = array.byteLength): number {
+  const bytes = buf.subarray(at, at + length);
+  if (!LITTLE_ENDIAN) swap(bytes, array);
+  new Uint8Array(array.buffer, array.byteOffset, length).set(bytes);
   return at + length;
+}
+
+function swap(bytes: Buffer, array: Table): void {
+  if (array.BYTES_PER_ELEMENT === 8) bytes.swap64();
+  else bytes.swap32();
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AbortedError,
   AccessRefusedError,
@@ -7,27 +7,10 @@ import {
   TimeoutError,
 } from '../../../src/errors.js';
 import type { Message } from '../../../src/message/message.js';
-import {
-  collector,
-  drain,
-  publishAll,
-  Queues,
-  STORAGE_KINDS,
-  settle,
-  TestStorage,
-} from './support.js';
+import { collector, drain, publishAll, queuesPerTest, STORAGE_KINDS, settle } from './support.js';
 
 describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('pushes messages round-robin among consumers with free prefetch', async () => {
     const q = await queues.fifo('q');
@@ -288,6 +271,7 @@ describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind
       messageBytesReady: 3,
       messageBytesUnacknowledged: 4,
       consumers: 0,
+      browsers: 0,
     });
     expect(q.messageCount).toBe(2);
   });
@@ -311,6 +295,6 @@ describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind
     expect(await q.delete()).toBe(2);
     expect(sub.active).toBe(false);
     await expect(q.publish('x')).rejects.toThrow(ClosedError);
-    expect(await storage.storage.listNamespaces()).not.toContain('q');
+    expect(await queues.storage.storage.listNamespaces()).not.toContain('q');
   });
 });

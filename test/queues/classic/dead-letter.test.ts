@@ -1,21 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PreconditionFailedError } from '../../../src/errors.js';
 import { Queue } from '../../../src/queues/priority-queue.js';
-import { drain, Queues, STORAGE_KINDS, settle, TestStorage } from './support.js';
-
-const toDlq = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dlq' };
+import { drain, queuesPerTest, STORAGE_KINDS, settle, toDlq } from './support.js';
 
 describe.each(STORAGE_KINDS)('dead-lettering on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('sends a rejected message on with the x-death history RabbitMQ writes', async () => {
     const dlq = await queues.fifo('dlq');

@@ -1,25 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MqliteError, QueueFullError } from '../../../src/errors.js';
 import { Queue } from '../../../src/queues/priority-queue.js';
-import { drain, publishAll, Queues, STORAGE_KINDS, settle, TestStorage } from './support.js';
-
-const toDlq = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dlq' };
+import { drain, publishAll, queuesPerTest, STORAGE_KINDS, settle, toDlq } from './support.js';
 
 function deathReasons(bodies: { properties: { headers?: Record<string, unknown> } }[]) {
   return bodies.map((m) => m.properties.headers?.['x-first-death-reason']);
 }
 
 describe.each(STORAGE_KINDS)('length limits on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('drop-head removes the oldest message and dead-letters it as maxlen', async () => {
     const dlq = await queues.fifo('dlq');

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import type { StoredMessage } from '../../../src/message/types.js';
 import type {
@@ -10,22 +11,35 @@ import {
   Queue,
 } from '../../../src/queues/priority-queue.js';
 import { ManualClock } from '../../../src/testing/manual-clock.js';
-import type { TestStorage } from '../../support/test-storage.js';
+import { type StorageKind, TestStorage } from '../../support/test-storage.js';
 
 export { STORAGE_KINDS, TestStorage } from '../../support/test-storage.js';
 
 /**
- * Queues by name with a dead-letter router over the default exchange, as the Broker provides
- * it: the routing key names the target queue; an unknown target drops the message.
+ * Queues by name on one test's storage, with a dead-letter router over the default exchange as
+ * the Broker provides it: the routing key names the target queue; an unknown target drops the
+ * message. Made by {@link queuesPerTest}, which gives every test a fresh storage and clock.
  */
 export class Queues {
-  readonly clock = new ManualClock();
   readonly byName = new Map<string, ClassicQueue>();
   readonly errors: unknown[] = [];
-  readonly #storage: TestStorage;
+  readonly #kind: StorageKind;
+  #clock = new ManualClock();
+  #storage: TestStorage | undefined;
 
-  constructor(storage: TestStorage) {
-    this.#storage = storage;
+  constructor(kind: StorageKind) {
+    this.#kind = kind;
+  }
+
+  /** The current test's clock. */
+  get clock(): ManualClock {
+    return this.#clock;
+  }
+
+  /** The current test's storage. */
+  get storage(): TestStorage {
+    if (this.#storage === undefined) throw new Error('no test is running');
+    return this.#storage;
   }
 
   readonly router = (message: StoredMessage): Promise<void> | undefined =>
@@ -34,8 +48,8 @@ export class Queues {
   #common(name: string) {
     return {
       name,
-      storage: this.#storage.storage,
-      clock: this.clock,
+      storage: this.storage.storage,
+      clock: this.#clock,
       deadLetter: this.router,
       onError: (error: unknown) => this.errors.push(error),
       onDelete: (deleted: string) => this.byName.delete(deleted),
@@ -66,7 +80,41 @@ export class Queues {
     for (const queue of this.byName.values()) await queue.close();
     this.byName.clear();
   }
+
+  /** Closes every queue and reopens the storage (a restart for fs). */
+  async reopen(): Promise<void> {
+    await this.closeAll();
+    await this.storage.reopen();
+  }
+
+  /** @internal Per-test set-up and tear-down, registered by {@link queuesPerTest}. */
+  start(): void {
+    this.#storage = new TestStorage(this.#kind);
+    this.#clock = new ManualClock();
+    this.errors.length = 0;
+  }
+
+  /** @internal */
+  async dispose(): Promise<void> {
+    await this.closeAll();
+    await this.#storage?.dispose();
+    this.#storage = undefined;
+  }
 }
+
+/**
+ * Queues for the tests of the enclosing `describe`: each test gets a fresh storage of `kind`
+ * and a fresh clock; its queues are closed and the storage disposed after it.
+ */
+export function queuesPerTest(kind: StorageKind): Queues {
+  const queues = new Queues(kind);
+  beforeEach(() => queues.start());
+  afterEach(() => queues.dispose());
+  return queues;
+}
+
+/** Queue arguments that dead-letter to the queue `dlq` through the default exchange. */
+export const toDlq = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dlq' };
 
 /** Lets microtasks and immediates run (requeued messages go out on the next macrotask). */
 export function settle(): Promise<void> {

@@ -1,27 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MqliteError } from '../../../src/errors.js';
 import { Queue } from '../../../src/queues/priority-queue.js';
 import {
   collector,
   drain,
   publishAll,
-  Queues,
+  queuesPerTest,
   STORAGE_KINDS,
   settle,
-  TestStorage,
+  toDlq,
 } from './support.js';
 
 describe.each(STORAGE_KINDS)('message TTL on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('never delivers a message older than x-message-ttl', async () => {
     const q = await queues.fifo('q', { arguments: { 'x-message-ttl': 1000 } });
@@ -62,11 +53,7 @@ describe.each(STORAGE_KINDS)('message TTL on %s storage', (kind) => {
   it('dead-letters an expired message with reason expired', async () => {
     const dlq = await queues.fifo('dlq');
     const q = await queues.fifo('q', {
-      arguments: {
-        'x-message-ttl': 50,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': 'dlq',
-      },
+      arguments: { ...toDlq, 'x-message-ttl': 50 },
     });
     await q.publish('late');
     queues.clock.advance(50);
@@ -121,25 +108,12 @@ describe.each(STORAGE_KINDS)('message TTL on %s storage', (kind) => {
 });
 
 describe.each(STORAGE_KINDS)('queue expiry (x-expires) on %s storage', (kind) => {
-  let storage: TestStorage;
-  let queues: Queues;
-  beforeEach(() => {
-    storage = new TestStorage(kind);
-    queues = new Queues(storage);
-  });
-  afterEach(async () => {
-    await queues.closeAll();
-    await storage.dispose();
-  });
+  const queues = queuesPerTest(kind);
 
   it('deletes an unused queue with its messages, without dead-lettering them', async () => {
     const dlq = await queues.fifo('dlq');
     const q = await queues.fifo('q', {
-      arguments: {
-        'x-expires': 1000,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': 'dlq',
-      },
+      arguments: { ...toDlq, 'x-expires': 1000 },
     });
     await q.publish('gone');
     queues.clock.advance(999);
@@ -149,7 +123,7 @@ describe.each(STORAGE_KINDS)('queue expiry (x-expires) on %s storage', (kind) =>
     expect(q.closed).toBe(true);
     expect(queues.byName.has('q')).toBe(false);
     expect(dlq.messageCount).toBe(0);
-    expect(await storage.storage.listNamespaces()).not.toContain('q');
+    expect(await queues.storage.storage.listNamespaces()).not.toContain('q');
   });
 
   it('restarts the countdown on get and touch, and waits while consumers exist', async () => {

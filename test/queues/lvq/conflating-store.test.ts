@@ -146,6 +146,20 @@ describe('a conflating store', () => {
     expect(readyBodies(store)).toEqual(['b1', 'c1', 'a2']);
   });
 
+  test('tells its owner about every ready value a newer one displaces, requeued ones included', async () => {
+    const store = await openStore();
+    const displaced: number[] = [];
+    store.onDisplaced = (handle) => displaced.push(handle);
+    const a = store.add(msg('a1', 'a'), 0);
+    store.shift();
+    expect(store.requeue(a)).toBe(true);
+    const b = store.add(msg('b1', 'b'), 0);
+    store.add(msg('a2', 'a'), 0);
+    store.add(msg('b2', 'b'), 0);
+    // The queue forgets what it tracked for these (their delivery counts): nothing leaks.
+    expect(displaced).toEqual([a, b]);
+  });
+
   test('removing a ready value (expiry, length limit) forgets its key', async () => {
     const store = await openStore();
     const a = store.add(msg('a1', 'a'), 0);

@@ -1,65 +1,13 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import {
   LastValueQueue,
   type LastValueQueueOptions,
 } from '../../../src/queues/lvq/last-value-queue.js';
-import { fsStorage } from '../../../src/storage/fs/index.js';
-import { memoryStorage } from '../../../src/storage/memory.js';
-import type { StorageAdapter } from '../../../src/storage/types.js';
 import { ManualClock } from '../../../src/testing/manual-clock.js';
+import { type StorageKind, TestStorage } from '../../support/test-storage.js';
 
-/** The storage kinds every LVQ rule is tested on. */
-export const STORAGE_KINDS = ['memory', 'fs'] as const;
-export type StorageKind = (typeof STORAGE_KINDS)[number];
-
-/**
- * One test's storage: `reopen()` closes the adapter and opens a new one over the same data (a
- * process restart for fs; the same adapter for memory, which keeps its data while open).
- */
-export class TestStorage {
-  storage: StorageAdapter;
-  readonly kind: StorageKind;
-  readonly dir: string | undefined;
-
-  constructor(kind: StorageKind) {
-    this.kind = kind;
-    this.dir = kind === 'fs' ? mkdtempSync(join(tmpdir(), 'mqlite-lvq-')) : undefined;
-    this.storage = this.#create();
-  }
-
-  async reopen(): Promise<StorageAdapter> {
-    if (this.dir) {
-      await this.storage.close();
-      this.storage = this.#create();
-    }
-    return this.storage;
-  }
-
-  /** Bytes of every file under the storage directory (0 for memory). */
-  diskBytes(): number {
-    return this.dir ? treeBytes(this.dir) : 0;
-  }
-
-  async dispose(): Promise<void> {
-    await this.storage.close();
-    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  #create(): StorageAdapter {
-    return this.dir ? fsStorage({ dir: this.dir, fsync: 'never' }) : memoryStorage();
-  }
-}
-
-function treeBytes(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.size;
-  let total = 0;
-  for (const name of readdirSync(path)) total += treeBytes(join(path, name));
-  return total;
-}
+export { STORAGE_KINDS, storagePerTest, TestStorage } from '../../support/test-storage.js';
 
 /** Opens an LVQ named `prices` keyed by the `symbol` header, on a test storage. */
 export function openLvq(
@@ -73,6 +21,37 @@ export function openLvq(
     ...options,
     storage: storage.storage,
   });
+}
+
+/**
+ * For each test of the enclosing `describe`: a fresh storage of `kind` and the `prices` LVQ
+ * opened on it (see {@link openLvq}), both closed after the test. Read the fields inside tests.
+ */
+export function lvqPerTest(kind: StorageKind): {
+  readonly storage: TestStorage;
+  readonly queue: LastValueQueue;
+} {
+  let storage: TestStorage | undefined;
+  let queue: LastValueQueue | undefined;
+  beforeEach(async () => {
+    storage = new TestStorage(kind);
+    queue = await openLvq(storage);
+  });
+  afterEach(async () => {
+    await queue?.close();
+    await storage?.dispose();
+    queue = storage = undefined;
+  });
+  return {
+    get storage(): TestStorage {
+      if (storage === undefined) throw new Error('no test is running');
+      return storage;
+    },
+    get queue(): LastValueQueue {
+      if (queue === undefined) throw new Error('no test is running');
+      return queue;
+    },
+  };
 }
 
 /** Publishes one quote per `symbol:body` spec ("ACME:101"; no colon: a keyless message). */

@@ -52,6 +52,23 @@ describe.each(STORAGE_KINDS)('stream.read() on %s storage', (kind) => {
     expect((await reading).map(text)).toEqual(['m1', 'm2', 'm3']);
   });
 
+  it('iterates what is stored synchronously, then follows with for await', async () => {
+    await publishMany(stream, 3);
+    expect([...stream.read(2)].map(text)).toEqual(['m2', 'm3']);
+    expect([...stream.read('first', { limit: 2 })].map((e) => e.offset)).toEqual([1, 2]);
+
+    const reader = stream.read('first', { follow: true, limit: 4 });
+    expect([...reader].map((e) => e.offset)).toEqual([1, 2, 3]);
+    const following = collect(reader);
+    await publishMany(stream, 2, 4);
+    expect((await following).map(text)).toEqual(['m4']);
+
+    const controller = new AbortController();
+    const aborted = stream.read('first', { signal: controller.signal });
+    controller.abort();
+    expect(() => [...aborted]).toThrow(expect.objectContaining({ code: 'MQLITE_ABORTED' }));
+  });
+
   it('rejects with AbortedError when its signal aborts, pending or not', async () => {
     const controller = new AbortController();
     const reader = stream.read('first', { follow: true, signal: controller.signal });

@@ -1,12 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseStreamFilter } from '../../../src/filters/index.js';
 import type { Message } from '../../../src/message/message.js';
+import type { FieldTable } from '../../../src/message/types.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import { FilterSummaries, SUMMARY_BLOCK } from '../../../src/queues/stream/summaries.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import {
+  countReads,
   offsetsOf,
   openStream,
+  type ReadCounter,
   STORAGE_KINDS,
   settle,
   settleUntil,
@@ -42,10 +45,12 @@ describe('filter summaries', () => {
 describe.each(STORAGE_KINDS)('filtered replay over summarized blocks on %s storage', (kind) => {
   let storage: TestStorage;
   let stream: StreamQueue;
+  const counter: ReadCounter = { records: 0 };
+  const open = () => openStream(storage, { storage: countReads(storage.storage, counter) });
 
   beforeEach(async () => {
     storage = new TestStorage(kind);
-    stream = await openStream(storage);
+    stream = await open();
   });
   afterEach(async () => {
     await stream.close();
@@ -76,7 +81,48 @@ describe.each(STORAGE_KINDS)('filtered replay over summarized blocks on %s stora
     expect(await run()).toEqual([...rare]);
     await stream.close();
     await storage.reopen();
-    stream = await openStream(storage);
+    stream = await open();
     expect(await run()).toEqual([...rare]);
+  });
+
+  it('reads only the blocks that may hold a match', async () => {
+    // Two closed blocks: the first tagged 'north' in northern Europe, the second 'south' in the
+    // south; then an open block of 10 'rare' messages at the equator.
+    const total = 2 * SUMMARY_BLOCK + 10;
+    for (let o = 1; o <= total; o++) {
+      const [value, lat] =
+        o <= SUMMARY_BLOCK ? ['north', 60] : o <= 2 * SUMMARY_BLOCK ? ['south', 40] : ['rare', 0];
+      void stream.publish('x', {
+        headers: { 'x-stream-filter-value': value, 'x-geo-lat': lat, 'x-geo-lon': 10 },
+      });
+    }
+    await settle();
+    /** Replays with a filter until `expected` messages arrived: how many were read? */
+    const replay = async (args: Record<string, unknown>, expected: number) => {
+      let delivered = 0;
+      counter.records = 0;
+      const sub = await stream.subscribe(
+        { args: { 'x-stream-offset': 'first', ...(args as FieldTable) } },
+        () => {
+          delivered++;
+        },
+      );
+      await settleUntil(() => delivered >= expected);
+      await settle();
+      await sub.cancel();
+      expect(delivered).toBe(expected);
+      return counter.records;
+    };
+    const south = { 'geo-bbox': { min_lat: 35, max_lat: 45, min_lon: 0, max_lon: 20 } };
+    expect(await replay({ 'x-stream-filter': 'rare' }, 10)).toBe(10);
+    expect(await replay({ 'x-stream-filter': south }, SUMMARY_BLOCK)).toBe(SUMMARY_BLOCK + 10);
+    // 'all': no block holds both values, nor 'north' inside the southern box.
+    expect(await replay({ 'x-stream-filter': 'north,south' }, 0)).toBe(10);
+    expect(await replay({ 'x-stream-filter': { 'x-stream-filter': 'north', ...south } }, 0)).toBe(
+      10,
+    );
+    // What may match everywhere is read everywhere.
+    const any = { 'x-stream-filter': 'north,south,rare', 'x-filter-match-type': 'any' };
+    expect(await replay(any, total)).toBe(total);
   });
 });

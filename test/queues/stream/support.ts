@@ -1,56 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Message } from '../../../src/message/message.js';
 import { StreamQueue, type StreamQueueOptions } from '../../../src/queues/stream/stream-queue.js';
-import { fsStorage } from '../../../src/storage/fs/index.js';
-import { memoryStorage } from '../../../src/storage/memory.js';
-import type { StorageAdapter } from '../../../src/storage/types.js';
+import type { Log, LogCursor, Namespace, StorageAdapter } from '../../../src/storage/types.js';
 import { ManualClock } from '../../../src/testing/manual-clock.js';
+import type { TestStorage } from '../../support/test-storage.js';
 
-/** The storage kinds every stream rule is tested on. */
-export const STORAGE_KINDS = ['memory', 'fs'] as const;
-export type StorageKind = (typeof STORAGE_KINDS)[number];
+export { STORAGE_KINDS, type StorageKind, TestStorage } from '../../support/test-storage.js';
 
-/**
- * One test's storage: `storage` is the adapter streams open on; `reopen()` closes it and opens a
- * new adapter over the same data (a process restart for fs; the same adapter for memory, which
- * keeps its data while open).
- */
-export class TestStorage {
-  storage: StorageAdapter;
-  readonly #kind: StorageKind;
-  readonly #dir: string | undefined;
-
-  constructor(kind: StorageKind) {
-    this.#kind = kind;
-    this.#dir = kind === 'fs' ? mkdtempSync(join(tmpdir(), 'mqlite-stream-')) : undefined;
-    this.storage = this.#create();
-  }
-
-  get persistent(): boolean {
-    return this.#kind === 'fs';
-  }
-
-  async reopen(): Promise<StorageAdapter> {
-    if (this.#kind === 'fs') {
-      await this.storage.close();
-      this.storage = this.#create();
-    }
-    return this.storage;
-  }
-
-  async dispose(): Promise<void> {
-    await this.storage.close();
-    if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
-  }
-
-  #create(): StorageAdapter {
-    return this.#dir ? fsStorage({ dir: this.#dir }) : memoryStorage();
-  }
-}
-
-/** Opens a stream on a test storage with a manual clock. */
+/** Opens a stream on a test storage (or on `options.storage`) with a manual clock. */
 export function openStream(
   storage: TestStorage,
   options: Partial<StreamQueueOptions> & { clock?: ManualClock } = {},
@@ -59,7 +15,7 @@ export function openStream(
     name: 'events',
     clock: options.clock ?? new ManualClock(),
     ...options,
-    storage: storage.storage,
+    storage: options.storage ?? storage.storage,
   });
 }
 
@@ -83,4 +39,55 @@ export function offsetsOf(messages: readonly Message[]): number[] {
 /** Lets the event loop turn until `done()` holds (a consumer yields after a long turn). */
 export async function settleUntil(done: () => boolean, turns = 100): Promise<void> {
   for (let i = 0; i < turns && !done(); i++) await settle();
+}
+
+/** Records read from the logs of a `countReads` storage, by cursor steps or by offset. */
+export interface ReadCounter {
+  records: number;
+}
+
+/** Forwards every property to `target`, binding methods to it (private fields need that). */
+function forward<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(t, key) {
+      if (Object.hasOwn(overrides, key)) return overrides[key as keyof T];
+      const value = Reflect.get(t, key, t);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+}
+
+function countingCursor<T>(cursor: LogCursor<T>, counter: ReadCounter): LogCursor<T> {
+  return forward(cursor, {
+    next() {
+      const found = cursor.next();
+      if (found) counter.records++;
+      return found;
+    },
+  });
+}
+
+function countingLog<T>(log: Log<T>, counter: ReadCounter): Log<T> {
+  return forward(log, {
+    cursor: (offset?: number) => countingCursor(log.cursor(offset), counter),
+    get(offset: number) {
+      counter.records++;
+      return log.get(offset);
+    },
+  });
+}
+
+/**
+ * A view of `storage` that counts the records read from its logs: what shows that a reader
+ * skipped messages without being timed.
+ */
+export function countReads(storage: StorageAdapter, counter: ReadCounter): StorageAdapter {
+  const wrapNamespace = (ns: Namespace): Namespace =>
+    forward(ns, {
+      openLog: async (name, codec, options) =>
+        countingLog(await ns.openLog(name, codec, options), counter),
+    });
+  return forward(storage, {
+    namespace: async (name: string) => wrapNamespace(await storage.namespace(name)),
+  });
 }

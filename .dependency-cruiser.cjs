@@ -1,0 +1,63 @@
+/**
+ * The architecture, enforced: storage and filters at the bottom, messages and exchanges beside
+ * them, queues above, the broker on top. Nothing imports upward and there are no cycles.
+ * `npm run lint` checks it.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'storage-knows-no-queues',
+      comment: 'src/storage is the bottom floor: it knows nothing of messages, queues or the broker.',
+      severity: 'error',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/(message|queues|filters|exchanges|broker)' },
+    },
+    {
+      name: 'filters-know-no-storage',
+      comment: 'src/filters works on header tables only.',
+      severity: 'error',
+      from: { path: '^src/filters/' },
+      to: { path: '^src/(storage|queues|exchanges|broker)' },
+    },
+    {
+      name: 'exchanges-know-no-queues',
+      comment: 'src/exchanges routes to destination names; it knows no queue or storage engine.',
+      severity: 'error',
+      from: { path: '^src/exchanges/' },
+      to: { path: '^src/(storage|queues|broker)', pathNot: '^src/storage/types\\.ts$' },
+    },
+    {
+      name: 'messages-know-no-queues',
+      severity: 'error',
+      from: { path: '^src/message/' },
+      to: { path: '^src/(queues|broker|exchanges|filters)' },
+    },
+    {
+      name: 'queues-know-no-broker',
+      comment: 'Queue kinds take hooks (dead-letter router, onDelete) instead of importing the broker.',
+      severity: 'error',
+      from: { path: '^src/queues/' },
+      to: { path: '^src/(broker|exchanges)' },
+    },
+    {
+      name: 'library-knows-no-tests',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/testing/' },
+      to: { path: '^(test|bench|examples)/|^src/testing/' },
+    },
+    {
+      name: 'no-dev-dependencies-in-library',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'types'] },
+  },
+};

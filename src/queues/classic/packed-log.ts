@@ -1,0 +1,324 @@
+/**
+ * The log of a priority level on non-persistent storage. The memory adapter keeps records as the
+ * objects appended, so a log of `StoredMessage`s would keep three objects per message (the
+ * message, its body view, its properties): about 200 bytes beyond the body. This log keeps
+ * messages packed instead, in pages of {@link PAGE_SIZE} slots of parallel arrays: a reference
+ * to the body's buffer with offset and length, the arrival time, and references to the
+ * properties, exchange and routing key (properties that only carry a priority are shared).
+ * That is under 64 bytes per message, and storing one allocates nothing.
+ *
+ * Each page is one record of an underlying memory log, so a queue reopened on the same memory
+ * storage finds its messages; a page whose messages are all deleted is marked deleted there and
+ * released. Messages are materialized as `StoredMessage`s when read (`get`, a cursor's
+ * `record`): one short-lived object per delivery, and a body view only if the body is read.
+ *
+ * It has the offsets, cursor and delete marks of a `Log<StoredMessage>` (what a level needs):
+ * message `n` of page record `p` has offset `(p - 1) * PAGE_SIZE + n + 1`, gapless from 1.
+ */
+import type { MessageProperties, StoredMessage } from '../../message/types.js';
+import type { Log, LogCursor, RecordCodec } from '../../storage/types.js';
+
+/** Messages per page. */
+export const PAGE_SIZE = 512;
+
+/** One page of messages; also the record of the underlying log, so it outlives a queue close. */
+export class Page {
+  readonly buffers: (ArrayBufferLike | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
+  // The numeric columns share one buffer: one allocation per page instead of four.
+  readonly #numbers = new ArrayBuffer(PAGE_SIZE * 17);
+  readonly timestamps = new Float64Array(this.#numbers, 0, PAGE_SIZE);
+  readonly byteOffsets = new Uint32Array(this.#numbers, PAGE_SIZE * 8, PAGE_SIZE);
+  readonly byteLengths = new Uint32Array(this.#numbers, PAGE_SIZE * 12, PAGE_SIZE);
+  /** 1 for a deleted slot. */
+  readonly deleted = new Uint8Array(this.#numbers, PAGE_SIZE * 16, PAGE_SIZE);
+  readonly properties: (Readonly<MessageProperties> | undefined)[] = new Array(PAGE_SIZE).fill(
+    undefined,
+  );
+  readonly exchanges: (string | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
+  readonly routingKeys: (string | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
+  /** Slots written. */
+  count = 0;
+  /** Slots written and not deleted. */
+  live = 0;
+}
+
+/**
+ * Codec of the underlying log of pages. Pages are counted by slots: segments roll every few
+ * hundred pages.
+ */
+export const pageCodec: RecordCodec<Page> = {
+  byteLength: () => PAGE_SIZE * 64,
+  encode: () => {
+    throw new TypeError('a packed log lives on memory storage only');
+  },
+  decode: () => {
+    throw new TypeError('a packed log lives on memory storage only');
+  },
+};
+
+/** Properties objects that carry only a priority, shared by every message of that priority. */
+const priorityOnly: (Readonly<MessageProperties> | undefined)[] = [];
+
+function shareable(properties: Readonly<MessageProperties>): Readonly<MessageProperties> {
+  const priority = properties.priority;
+  if (priority === undefined) return properties;
+  for (const key in properties) if (key !== 'priority') return properties;
+  let shared = priorityOnly[priority];
+  if (shared === undefined) priorityOnly[priority] = shared = Object.freeze({ priority });
+  return shared;
+}
+
+/** A log of messages packed into pages; see the module comment. */
+export class PackedLog {
+  readonly #pages: Log<Page>;
+  /** Retained pages from `#first` on (index = page record offset - 1 - `#base`). */
+  #retained: (Page | undefined)[] = [];
+  #base = 0;
+  #tail: Page | undefined;
+  #nextOffset: number;
+  #count = 0;
+
+  /** A packed log over `pages`, a memory log opened with {@link pageCodec}. */
+  constructor(pages: Log<Page>) {
+    this.#pages = pages;
+    this.#base = pages.firstOffset - 1;
+    this.#nextOffset = (pages.nextOffset - 1) * PAGE_SIZE + 1;
+    const cursor = pages.cursor(pages.firstOffset);
+    while (cursor.next()) {
+      const page = cursor.record;
+      this.#retained[cursor.offset - 1 - this.#base] = page;
+      this.#count += page.live;
+      if (cursor.offset === pages.nextOffset - 1) {
+        this.#tail = page;
+        this.#nextOffset = (cursor.offset - 1) * PAGE_SIZE + page.count + 1;
+      }
+    }
+  }
+
+  /** Offset of the oldest retained message; `nextOffset` when there is none. */
+  get firstOffset(): number {
+    const retained = this.#retained;
+    for (let i = 0; i < retained.length; i++) {
+      if (retained[i] !== undefined) return (this.#base + i) * PAGE_SIZE + 1;
+    }
+    return this.#nextOffset;
+  }
+
+  /** Offset the next appended message gets. */
+  get nextOffset(): number {
+    return this.#nextOffset;
+  }
+
+  /** Messages stored and not deleted. */
+  get count(): number {
+    return this.#count;
+  }
+
+  append(message: StoredMessage, timestamp: number): number {
+    let page = this.#tail;
+    if (page === undefined || page.count === PAGE_SIZE) page = this.#newPage();
+    const slot = page.count++;
+    const body = message.body;
+    page.buffers[slot] = body.buffer;
+    page.byteOffsets[slot] = body.byteOffset;
+    page.byteLengths[slot] = body.byteLength;
+    page.timestamps[slot] = timestamp;
+    page.properties[slot] = shareable(message.properties);
+    page.exchanges[slot] = message.exchange;
+    page.routingKeys[slot] = message.routingKey;
+    page.live++;
+    this.#count++;
+    return this.#nextOffset++;
+  }
+
+  /** Nothing to flush: memory storage is as durable as it gets at once. */
+  sync(): Promise<void> {
+    return this.#pages.sync();
+  }
+
+  /** The message at `offset`, or undefined if deleted or never written. */
+  get(offset: number): StoredMessage | undefined {
+    const page = this.#pageOf(offset);
+    if (page === undefined) return undefined;
+    const slot = (offset - 1) % PAGE_SIZE;
+    return slot < page.count && page.deleted[slot] === 0
+      ? new PackedMessage(page, slot)
+      : undefined;
+  }
+
+  /** Arrival time of a retained message, or NaN. */
+  timestampOf(offset: number): number {
+    const page = this.#pageOf(offset);
+    if (page === undefined) return Number.NaN;
+    const slot = (offset - 1) % PAGE_SIZE;
+    return slot < page.count ? page.timestamps[slot]! : Number.NaN;
+  }
+
+  isDeleted(offset: number): boolean {
+    const page = this.#pageOf(offset);
+    return page !== undefined && page.deleted[(offset - 1) % PAGE_SIZE] === 1;
+  }
+
+  /** Deletes a message; a page left without live messages (not the tail) is released. */
+  markDeleted(offset: number): void {
+    const index = Math.floor((offset - 1) / PAGE_SIZE) - this.#base;
+    const page = this.#retained[index];
+    if (page === undefined) return;
+    const slot = (offset - 1) % PAGE_SIZE;
+    if (slot >= page.count || page.deleted[slot] === 1) return;
+    page.deleted[slot] = 1;
+    page.buffers[slot] = undefined;
+    page.properties[slot] = undefined;
+    page.exchanges[slot] = undefined;
+    page.routingKeys[slot] = undefined;
+    this.#count--;
+    if (--page.live === 0 && page !== this.#tail) this.#release(index);
+  }
+
+  /** A cursor whose first `next()` yields the first live message at or after `offset`. */
+  cursor(offset = 1): LogCursor<StoredMessage> {
+    return new PackedCursor(this, offset);
+  }
+
+  /** Deletes every message; offsets keep counting. */
+  truncate(): void {
+    this.#pages.truncate();
+    this.#base = this.#pages.firstOffset - 1;
+    this.#retained = [];
+    this.#tail = undefined;
+    this.#count = 0;
+    // Offsets never go back: the next message starts a fresh page after the last one.
+    this.#nextOffset = this.#base * PAGE_SIZE + 1;
+  }
+
+  close(): Promise<void> {
+    return this.#pages.close();
+  }
+
+  /** @internal Offsets below this one are in released pages (for the cursor). */
+  get retainedFrom(): number {
+    return this.#base * PAGE_SIZE + 1;
+  }
+
+  /** @internal The page of index `index` (offset / PAGE_SIZE), if retained (for the cursor). */
+  pageAt(index: number): Page | undefined {
+    return this.#retained[index - this.#base];
+  }
+
+  #pageOf(offset: number): Page | undefined {
+    return this.#retained[Math.floor((offset - 1) / PAGE_SIZE) - this.#base];
+  }
+
+  #newPage(): Page {
+    const page = new Page();
+    const recordOffset = this.#pages.append(page, 0);
+    // A truncated tail leaves the rest of its page unused: offsets restart at the new page.
+    this.#nextOffset = (recordOffset - 1) * PAGE_SIZE + 1;
+    this.#retained[recordOffset - 1 - this.#base] = page;
+    this.#tail = page;
+    return page;
+  }
+
+  #release(index: number): void {
+    this.#retained[index] = undefined;
+    this.#pages.markDeleted(this.#base + index + 1);
+    // Drop released pages from the front once they make up half of the list.
+    const retained = this.#retained;
+    let front = 0;
+    while (front < retained.length && retained[front] === undefined) front++;
+    if (front > 0 && front * 2 >= retained.length) {
+      retained.splice(0, front);
+      this.#base += front;
+    }
+  }
+}
+
+/**
+ * A message read from a packed log. Its body view is made on first read: a delivery whose body
+ * is never looked at (or only measured, see {@link bodyLength}) costs one small object.
+ */
+class PackedMessage implements StoredMessage {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly properties: Readonly<MessageProperties>;
+  readonly bodyLength: number;
+  readonly #buffer: ArrayBufferLike;
+  readonly #byteOffset: number;
+  #body: Uint8Array | undefined;
+
+  constructor(page: Page, slot: number) {
+    this.exchange = page.exchanges[slot]!;
+    this.routingKey = page.routingKeys[slot]!;
+    this.properties = page.properties[slot]!;
+    this.bodyLength = page.byteLengths[slot]!;
+    this.#buffer = page.buffers[slot]!;
+    this.#byteOffset = page.byteOffsets[slot]!;
+  }
+
+  get body(): Uint8Array {
+    this.#body ??= new Uint8Array(this.#buffer, this.#byteOffset, this.bodyLength);
+    return this.#body;
+  }
+}
+
+/** Body bytes of a message, without making the body view of one read from a packed log. */
+export function bodyLength(message: StoredMessage): number {
+  return message instanceof PackedMessage ? message.bodyLength : message.body.byteLength;
+}
+
+/** A forward reader over a packed log; it sees messages appended after it was made. */
+class PackedCursor implements LogCursor<StoredMessage> {
+  offset = 0;
+  timestamp = Number.NaN;
+  readonly #log: PackedLog;
+  /** The next candidate offset. */
+  #next: number;
+  #page: Page | undefined;
+  #slot = 0;
+  #record: StoredMessage | undefined;
+
+  constructor(log: PackedLog, offset: number) {
+    this.#log = log;
+    this.#next = Math.max(1, Math.ceil(offset));
+  }
+
+  /** The current message, materialized on first read. */
+  get record(): StoredMessage {
+    this.#record ??= new PackedMessage(this.#page!, this.#slot);
+    return this.#record;
+  }
+
+  next(): boolean {
+    const log = this.#log;
+    const end = log.nextOffset;
+    let offset = Math.max(this.#next, log.retainedFrom);
+    while (offset < end) {
+      const index = Math.floor((offset - 1) / PAGE_SIZE);
+      const page = log.pageAt(index);
+      if (page === undefined) {
+        offset = (index + 1) * PAGE_SIZE + 1;
+        continue;
+      }
+      const deleted = page.deleted;
+      const n = page.count;
+      let slot = (offset - 1) % PAGE_SIZE;
+      while (slot < n && deleted[slot] === 1) slot++;
+      if (slot < n) {
+        this.offset = index * PAGE_SIZE + slot + 1;
+        this.timestamp = page.timestamps[slot]!;
+        this.#page = page;
+        this.#slot = slot;
+        this.#record = undefined;
+        this.#next = this.offset + 1;
+        return true;
+      }
+      offset = (index + 1) * PAGE_SIZE + 1;
+    }
+    this.#next = Math.max(offset, this.#next);
+    return false;
+  }
+
+  seek(offset: number): void {
+    this.#next = Math.max(1, Math.ceil(offset));
+  }
+}
