@@ -9,7 +9,8 @@ module.exports = {
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
     {
       name: 'storage-knows-no-queues',
-      comment: 'src/storage is the bottom floor: it knows nothing of messages, queues or the broker.',
+      comment:
+        'src/storage is the bottom floor: it knows nothing of messages, queues or the broker.',
       severity: 'error',
       from: { path: '^src/storage/' },
       to: { path: '^src/(message|queues|filters|exchanges|broker)' },
@@ -36,7 +37,8 @@ module.exports = {
     },
     {
       name: 'queues-know-no-broker',
-      comment: 'Queue kinds take hooks (dead-letter router, onDelete) instead of importing the broker.',
+      comment:
+        'Queue kinds take hooks (dead-letter router, onDelete) instead of importing the broker.',
       severity: 'error',
       from: { path: '^src/queues/' },
       to: { path: '^src/(broker|exchanges)' },

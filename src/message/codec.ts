@@ -23,6 +23,7 @@
  * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
  */
 import type { RecordCodec } from '../storage/types.js';
+import { EMPTY_PROPERTIES } from './normalize.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 
 /** Bits of the properties-present word, in the order the values follow it. */
@@ -57,7 +58,6 @@ const T_TABLE = 0x46; // F
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const EMPTY_PROPERTIES: Readonly<MessageProperties> = Object.freeze({});
 
 /** Bytes the record accounts for besides its body and names (a rough, fixed overhead). */
 const OVERHEAD = 16;

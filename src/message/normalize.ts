@@ -20,7 +20,8 @@ export const defaultMessageLimits: MessageLimits = {
   maxHeaderDepth: 32,
 };
 
-const EMPTY_PROPERTIES: Readonly<MessageProperties> = Object.freeze({});
+/** The properties every message published without any shares (codecs test for it by identity). */
+export const EMPTY_PROPERTIES: Readonly<MessageProperties> = Object.freeze({});
 const JSON_PROPERTIES: Readonly<MessageProperties> = Object.freeze({
   contentType: 'application/json',
 });

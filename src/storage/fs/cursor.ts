@@ -13,9 +13,20 @@
  */
 import type { LogCursor } from '../types.js';
 import { FILE_HEADER, frameDelta, frameTimestamp } from './frame.js';
-import type { FsLog } from './log.js';
-import { FrameReader } from './reader.js';
+import { FrameReader, type FrameSource } from './reader.js';
 import type { Segment } from './segment.js';
+
+/** What a cursor needs of its log (the log implements it; the cursor never imports the log). */
+export interface CursorSource<T> extends FrameSource {
+  /** Throws if the log is closed or failed. */
+  check(): void;
+  /** The retained segments, oldest first. */
+  readonly segs: readonly Segment[];
+  /** The segment after `seg`, or undefined when `seg` is the active one. */
+  segmentAfter(seg: Segment): Segment | undefined;
+  /** Decodes the record of the frame at `at` in `bytes`. */
+  decodeAt(seg: Segment, bytes: Uint8Array, at: number, length: number): T;
+}
 
 /** Read window of a cursor: big enough that a sequential read costs few system calls. */
 const WINDOW = 256 * 1024;
@@ -28,7 +39,7 @@ const TIMESTAMP = 4;
 export class FsCursor<T> implements LogCursor<T> {
   offset = 0;
 
-  readonly #log: FsLog<T>;
+  readonly #log: CursorSource<T>;
   #reader: FrameReader | undefined;
   /** The segment and position of the next frame, or undefined to look them up from `#want`. */
   #seg: Segment | undefined;
@@ -43,7 +54,7 @@ export class FsCursor<T> implements LogCursor<T> {
   #record: T | undefined;
   #timestamp = Number.NaN;
 
-  constructor(log: FsLog<T>, offset: number) {
+  constructor(log: CursorSource<T>, offset: number) {
     this.#log = log;
     this.#want = offset;
   }

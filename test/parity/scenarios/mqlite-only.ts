@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, publishAll, recorder } from '../helpers.js';
+import { drain, eventually, publishAll, recorder } from '../helpers.js';
 import type { Scenario } from '../types.js';
 
 const LAVINMQ = 'mqlite follows LavinMQ here, where RabbitMQ 3.10 differs';
@@ -90,7 +90,12 @@ export const mqliteOnlyScenarios: Scenario[] = [
       await (await q.get({ noAck: false }))?.nack(true);
       await (await q.get({ noAck: false }))?.nack(true);
       expect(await q.get()).toBeNull();
-      const dead = await dlq.get();
+      // Dead-lettering is asynchronous: wait for the copy rather than assume when it lands.
+      const dead = await eventually(
+        () => dlq.get(),
+        (m) => m !== null,
+        'the dead letter',
+      );
       expect(dead?.properties.headers?.['x-first-death-reason']).toBe('delivery_limit');
     },
   },
