@@ -27,7 +27,14 @@ import {
   type DeleteQueueOptions,
   type QueueBinder,
 } from './broker/queue-handle.js';
-import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
+import {
+  type AnyQueue,
+  asDeclared,
+  type DeclaredQueue,
+  KINDS,
+  type QueueStats,
+  queueStats,
+} from './broker/queue-kinds.js';
 import { checkQueueName } from './broker/queue-name.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';
@@ -252,8 +259,11 @@ export class Broker implements AsyncDisposable {
    *   for an invalid argument or a redeclaration that differs; NotImplementedError (540) for
    *   `x-queue-type: 'quorum'`.
    */
-  queue(name = '', options?: QueueDeclareOptions): Promise<BrokerQueue> {
-    return this.#declare(name, options, this);
+  queue<const O extends QueueDeclareOptions = Record<never, never>>(
+    name = '',
+    options?: O,
+  ): Promise<BrokerQueue<DeclaredQueue<O>>> {
+    return this.#declare(name, options, this).then(asDeclared<O>);
   }
 
   /**

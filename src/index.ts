@@ -5,7 +5,7 @@
 
 export type { BrokerConfig, QueueConfig } from './broker/config.js';
 export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
-export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
+export type { AnyQueue, DeclaredQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
 export {
   Broker,

@@ -10,6 +10,7 @@ import type { Subscription } from '../queues/consumer.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import type { BrokerExchange, ExchangeOptions } from './exchange-handle.js';
 import type { BrokerQueue } from './queue-handle.js';
+import { asDeclared, type DeclaredQueue } from './queue-kinds.js';
 
 /** What a session needs from its broker. */
 export interface SessionHost {
@@ -65,12 +66,15 @@ export class BrokerSession implements AsyncDisposable {
    * Declares a queue (or finds it), as `broker.queue()` does, owned by this session when
    * `exclusive`. Returns this session's handle of it: the same object for the same queue.
    */
-  async queue(name = '', options?: QueueDeclareOptions): Promise<BrokerQueue> {
+  async queue<const O extends QueueDeclareOptions = Record<never, never>>(
+    name = '',
+    options?: O,
+  ): Promise<BrokerQueue<DeclaredQueue<O>>> {
     assertOpen(this.closed, 'session');
     const queue = await this.#host.declare(name, options, this);
     let view = this.#views.get(queue);
     if (!view) this.#views.set(queue, (view = this.#track(queue)));
-    return view;
+    return asDeclared<O>(view);
   }
 
   /** Declares an exchange, as `broker.exchange()` does. */
