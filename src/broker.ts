@@ -22,19 +22,14 @@ import {
   type ExchangePublishOptions,
 } from './broker/exchange-handle.js';
 import {
+  asDeclared,
   attachBindings,
   type BrokerQueue,
+  type DeclaredQueue,
   type DeleteQueueOptions,
   type QueueBinder,
 } from './broker/queue-handle.js';
-import {
-  type AnyQueue,
-  asDeclared,
-  type DeclaredQueue,
-  KINDS,
-  type QueueStats,
-  queueStats,
-} from './broker/queue-kinds.js';
+import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
 import { checkQueueName } from './broker/queue-name.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';

@@ -5,7 +5,8 @@
 
 export type { BrokerConfig, QueueConfig } from './broker/config.js';
 export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
-export type { AnyQueue, DeclaredQueue, QueueStats } from './broker/queue-kinds.js';
+export type { DeclaredQueue } from './broker/queue-handle.js';
+export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
 export {
   Broker,

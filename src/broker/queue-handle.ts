@@ -12,6 +12,10 @@
 import type { Message } from '../message/message.js';
 import type { FieldTable } from '../message/types.js';
 import type { SubscribeParams, Subscription } from '../queues/consumer.js';
+import type { LastValueQueue } from '../queues/lvq/last-value-queue.js';
+import type { PriorityQueue, Queue } from '../queues/priority-queue.js';
+import type { StreamQueue } from '../queues/stream/stream-queue.js';
+import type { QueueDeclareOptions } from './declare-options.js';
 import type { AnyQueue } from './queue-kinds.js';
 
 /** Options of `broker.deleteQueue()` and `queue.delete()`. */
@@ -57,6 +61,45 @@ export interface QueueBindings {
 
 /** A queue as the broker returns it: the queue of its kind, plus `QueueBindings`. */
 export type BrokerQueue<Q extends AnyQueue = AnyQueue> = Q & QueueBindings;
+
+type ArgumentsOf<O> = O extends { readonly arguments: infer A } ? A : Record<never, never>;
+
+/**
+ * The queue class a declaration makes, worked out from the options' type as the broker works it
+ * out from their values (an LVQ wins over priority), so that
+ * `broker.queue('p', { arguments: { 'x-max-priority': 9 } })` is typed as a `PriorityQueue`.
+ * Options whose type does not tell (a variable of type `QueueDeclareOptions`, an arguments table
+ * typed `Record<string, unknown>`, a passive lookup) give the union of every kind.
+ */
+export type DeclaredQueue<O> = O extends { readonly passive: true }
+  ? AnyQueue
+  : string extends keyof ArgumentsOf<O>
+    ? AnyQueue
+    : O extends { readonly lvq: true } | { readonly lvqKey: string }
+      ? LastValueQueue
+      : ArgumentsOf<O> extends
+            | { readonly 'qpid.last_value_queue': true }
+            | { readonly 'qpid.last_value_queue_key': string }
+        ? LastValueQueue
+        : O extends { readonly type: 'stream' }
+          ? StreamQueue
+          : ArgumentsOf<O> extends { readonly 'x-queue-type': 'stream' }
+            ? StreamQueue
+            : O extends { readonly maxPriority: number }
+              ? PriorityQueue
+              : ArgumentsOf<O> extends { readonly 'x-max-priority': number }
+                ? PriorityQueue
+                : [keyof QueueDeclareOptions] extends [keyof O]
+                  ? AnyQueue
+                  : Queue;
+
+/**
+ * Types a declared queue by its options. Sound because the broker picks the kind at run time by
+ * the same rules `DeclaredQueue` spells in types.
+ */
+export function asDeclared<O>(queue: BrokerQueue): BrokerQueue<DeclaredQueue<O>> {
+  return queue as unknown as BrokerQueue<DeclaredQueue<O>>;
+}
 
 /** What a queue handle's added calls ask of the broker. */
 export interface QueueBinder {

@@ -12,50 +12,10 @@ import { PriorityQueue, Queue } from '../queues/priority-queue.js';
 import { parseStreamArguments } from '../queues/stream/arguments.js';
 import { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { StorageAdapter } from '../storage/types.js';
-import type { Declaration, QueueDeclareOptions, QueueKind } from './declare-options.js';
-import type { BrokerQueue } from './queue-handle.js';
+import type { Declaration, QueueKind } from './declare-options.js';
 
 /** The handles `broker.queue()` returns, one class per kind. */
 export type AnyQueue = Queue | PriorityQueue | LastValueQueue | StreamQueue;
-
-type ArgumentsOf<O> = O extends { readonly arguments: infer A } ? A : Record<never, never>;
-
-/**
- * The queue class a declaration makes, worked out from the options' type as the broker works it
- * out from their values (an LVQ wins over priority), so that
- * `broker.queue('p', { arguments: { 'x-max-priority': 9 } })` is typed as a `PriorityQueue`.
- * Options whose type does not tell (a variable of type `QueueDeclareOptions`, an arguments table
- * typed `Record<string, unknown>`, a passive lookup) give the union of every kind.
- */
-export type DeclaredQueue<O> = O extends { readonly passive: true }
-  ? AnyQueue
-  : string extends keyof ArgumentsOf<O>
-    ? AnyQueue
-    : O extends { readonly lvq: true } | { readonly lvqKey: string }
-      ? LastValueQueue
-      : ArgumentsOf<O> extends
-            | { readonly 'qpid.last_value_queue': true }
-            | { readonly 'qpid.last_value_queue_key': string }
-        ? LastValueQueue
-        : O extends { readonly type: 'stream' }
-          ? StreamQueue
-          : ArgumentsOf<O> extends { readonly 'x-queue-type': 'stream' }
-            ? StreamQueue
-            : O extends { readonly maxPriority: number }
-              ? PriorityQueue
-              : ArgumentsOf<O> extends { readonly 'x-max-priority': number }
-                ? PriorityQueue
-                : [keyof QueueDeclareOptions] extends [keyof O]
-                  ? AnyQueue
-                  : Queue;
-
-/**
- * Types a declared queue by its options. Sound because the broker picks the kind at run time by
- * the same rules `DeclaredQueue` spells in types.
- */
-export function asDeclared<O>(queue: BrokerQueue): BrokerQueue<DeclaredQueue<O>> {
-  return queue as unknown as BrokerQueue<DeclaredQueue<O>>;
-}
 
 /** Statistics of one queue, as `broker.queues()` lists them. */
 export interface QueueStats {

@@ -9,8 +9,7 @@ import { assertOpen } from '../errors.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import type { BrokerExchange, ExchangeOptions } from './exchange-handle.js';
-import type { BrokerQueue } from './queue-handle.js';
-import { asDeclared, type DeclaredQueue } from './queue-kinds.js';
+import { asDeclared, type BrokerQueue, type DeclaredQueue } from './queue-handle.js';
 
 /** What a session needs from its broker. */
 export interface SessionHost {

@@ -1,9 +1,9 @@
 /**
  * Filter spec to one predicate. Compiling happens once per consumer; the predicate then reads a
- * few headers per message: filter values first (a Set, or a scan of the list without splitting
- * it), then key-value comparisons, then geo tests, cheapest shape first, each behind its box.
+ * few headers per message: filter values first (a verdict cached per header string), then
+ * key-value comparisons, then geo tests, cheapest shape first, each behind its box.
  */
-import { filterValues, listHas, renderScalar, soleValue } from './filter-values.js';
+import { filterValues, renderScalar } from './filter-values.js';
 import {
   boxArea,
   geoFilterBoxes,
@@ -93,9 +93,20 @@ function requiredValuesOf(spec: StreamFilterSpec): readonly string[] | undefined
   return values.length === spec.filters.length ? [...new Set(values)] : undefined;
 }
 
+// Distinct header strings a predicate remembers its verdict for: publishers use few lists, and a
+// bound keeps a consumer's memory small whatever they send.
+const VERDICT_CACHE = 256;
+
+/** Whether filter values hold all (or, without `all`, any) of `values`. */
+function holds(tagged: readonly string[], values: readonly string[], all: boolean): boolean {
+  for (let i = 0; i < values.length; i++) {
+    if (tagged.includes(values[i]!) !== all) return !all;
+  }
+  return all;
+}
+
 function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) => boolean {
   const values = [...new Set(spec.filters.flatMap((f) => (f.kind === 'value' ? [f.value] : [])))];
-  const valueSet = new Set(values);
   const headerFilters = spec.filters.flatMap((f) => (f.kind === 'header' ? [f] : []));
   const keys = headerFilters.map((f) => f.key);
   const expected = headerFilters.map((f) => f.value);
@@ -107,24 +118,30 @@ function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) 
   const nKeys = keys.length;
   const nTests = tests.length;
   const unfiltered = spec.matchUnfiltered;
+  const all = spec.matchType === 'all';
+  const single: unknown = nValues === 1 ? values[0] : NO_SHORTCUT;
+  // A verdict per header string: the common case is one map lookup, no split, no scan.
+  const verdicts = new Map<string, boolean>();
+  const valuesPass = (raw: unknown): boolean => {
+    if (raw === single) return true;
+    if (typeof raw !== 'string') return holds(filterValues(raw), values, all);
+    let verdict = verdicts.get(raw);
+    if (verdict === undefined) {
+      verdict = holds(filterValues(raw), values, all);
+      if (verdicts.size >= VERDICT_CACHE) verdicts.clear();
+      verdicts.set(raw, verdict);
+    }
+    return verdict;
+  };
 
-  if (spec.matchType === 'all') {
-    const single: unknown = nValues === 1 ? values[0] : NO_SHORTCUT;
+  if (all) {
     return (h) => {
       if (h === undefined || h === null) return unfiltered;
       const raw = h[FILTER_VALUE_HEADER];
-      if (unfiltered && (raw === undefined || raw === null)) return true;
-      if (nValues !== 0 && raw !== single) {
-        const sole = soleValue(raw);
-        // A one-value list holds every wanted value only when one is wanted and it is that one.
-        if (sole !== undefined) {
-          if (sole !== single) return false;
-        } else {
-          const text = renderScalar(raw);
-          if (text === undefined) return false;
-          for (let i = 0; i < nValues; i++) if (!listHas(text, values[i]!)) return false;
-        }
-      }
+      if (raw === undefined || raw === null) {
+        if (unfiltered) return true;
+        if (nValues !== 0) return false;
+      } else if (nValues !== 0 && !valuesPass(raw)) return false;
       for (let i = 0; i < nKeys; i++) if (renderScalar(h[keys[i]!]) !== expected[i]) return false;
       if (nTests !== 0) {
         const lat = headerLat(h);
@@ -139,15 +156,7 @@ function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) 
     const raw = h[FILTER_VALUE_HEADER];
     if (raw === undefined || raw === null) {
       if (unfiltered) return true;
-    } else if (nValues !== 0) {
-      const sole = soleValue(raw);
-      if (sole !== undefined) {
-        if (valueSet.has(sole)) return true;
-      } else {
-        const tagged = filterValues(raw);
-        for (let i = 0; i < tagged.length; i++) if (valueSet.has(tagged[i]!)) return true;
-      }
-    }
+    } else if (nValues !== 0 && valuesPass(raw)) return true;
     for (let i = 0; i < nKeys; i++) if (renderScalar(h[keys[i]!]) === expected[i]) return true;
     if (nTests !== 0) {
       const lat = headerLat(h);

@@ -31,43 +31,6 @@ export function splitList(list: string): string[] {
   return out;
 }
 
-/**
- * The one value of a comma-free string header (`''` when blank), without allocating; `undefined`
- * for anything else, which needs `filterValues`.
- */
-export function soleValue(raw: unknown): string | undefined {
-  return typeof raw === 'string' && raw.indexOf(',') === -1 ? raw.trim() : undefined;
-}
-
-// The characters `String.prototype.trim` removes: `\s` is defined on the same set.
-const SPACE = /\s/;
-
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || (c > 127 && SPACE.test(String.fromCharCode(c)));
-}
-
-/**
- * Whether a comma list holds `value` (trimmed, non-empty) as one of its trimmed pieces: what
- * `splitList(list).includes(value)` says, without allocating.
- */
-export function listHas(list: string, value: string): boolean {
-  // Most lists do not hold the value at all: one substring search rules them out.
-  if (list.indexOf(value) === -1) return false;
-  const n = list.length;
-  let start = 0;
-  while (start <= n) {
-    let end = list.indexOf(',', start);
-    if (end === -1) end = n;
-    let a = start;
-    let b = end;
-    while (a < b && isSpace(list.charCodeAt(a))) a++;
-    while (b > a && isSpace(list.charCodeAt(b - 1))) b--;
-    if (b - a === value.length && list.startsWith(value, a)) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 const NONE: readonly string[] = Object.freeze([]);
 const CACHE_LIMIT = 4096;
 // Publishers use few distinct filter values, and every consumer of a stream looks at the same

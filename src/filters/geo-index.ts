@@ -5,18 +5,15 @@
  */
 import RBush from 'rbush';
 import type { CompiledStreamFilter } from './compile.js';
-import { headerLat, headerLon, type RadiusCheck, radiusCheck, withinRadius } from './geo.js';
-import type { Headers } from './types.js';
-
-interface Entry<Id> {
-  readonly id: Id;
-  readonly filter: CompiledStreamFilter;
-  readonly items: readonly Item<Id>[];
-  /** Whether a point inside the item's box (and circle) still needs `filter.matches`. */
-  readonly needsCheck: boolean;
-  /** Search number that last reported this entry: reports each entry once per search. */
-  seen: number;
-}
+import {
+  headerLat,
+  headerLon,
+  type RadiusCheck,
+  radiusCheck,
+  termToKm,
+  withinRadius,
+} from './geo.js';
+import type { GeoBox, Headers } from './types.js';
 
 /** How an item decides a point inside its box, without touching the (cold) filter. */
 enum Shape {
@@ -24,21 +21,29 @@ enum Shape {
   Filter = 0,
   /** The box is the filter's exact region. */
   Box = 1,
-  /** Within the circle of the item's radius constants. */
+  /** Within the filter's circle. */
   Circle = 2,
 }
 
-/**
- * An rbush item: x is longitude, y latitude. A single-circle filter's constants live in the item
- * itself, so the search tests the circle on memory it has just read.
- */
-interface Item<Id> extends RadiusCheck {
+interface Entry<Id> {
+  readonly id: Id;
+  readonly filter: CompiledStreamFilter;
+  readonly boxes: readonly GeoBox[];
+  readonly shape: Shape;
+  readonly circle: RadiusCheck;
+  /** Removed (or replaced): skipped until the next build drops it. */
+  dead: boolean;
+  /** Search number that last reported this entry: reports each entry once per search. */
+  seen: number;
+}
+
+/** What rbush bulk-loads: x is longitude, y latitude. */
+interface Item<Id> {
   readonly minX: number;
   readonly minY: number;
   readonly maxX: number;
   readonly maxY: number;
   readonly entry: Entry<Id>;
-  readonly shape: Shape;
 }
 
 /** rbush's node shape, as its documented `toJSON()` exposes it. */
@@ -52,47 +57,47 @@ interface TreeNode<Id> {
 }
 
 const NO_CIRCLE: RadiusCheck = { lat0: 0, lon0: 0, cosLat0: 0, sure: 0, out: 0, radiusKm: 0 };
-
-/** Pushes the entries whose boxes hold the point; with `exact`, also applies circle tests. */
-function collect<Id>(
-  node: TreeNode<Id>,
-  lat: number,
-  lon: number,
-  exact: boolean,
-  epoch: number,
-  out: Entry<Id>[],
-): void {
-  const children = node.children;
-  for (let i = 0; i < children.length; i++) {
-    const c = children[i]!;
-    if (lon < c.minX || lon > c.maxX || lat < c.minY || lat > c.maxY) continue;
-    if (!node.leaf) {
-      collect(c as TreeNode<Id>, lat, lon, exact, epoch, out);
-      continue;
-    }
-    const item = c as Item<Id>;
-    const entry = item.entry;
-    if (entry.seen === epoch) continue;
-    if (exact && item.shape === Shape.Circle && !withinRadius(item, lat, lon)) continue;
-    entry.seen = epoch;
-    out.push(entry);
-  }
-}
+const RAD = Math.PI / 180;
+// rbush node size: wide enough nodes keep the tree shallow, narrow enough to test few boxes.
+const NODE_SIZE = 12;
+// Per item in `#circles`: lat0, lon0, cos(lat0), sure, out, radiusKm (see `RadiusCheck`).
+const CIRCLE_STRIDE = 6;
+const EMPTY_F64 = new Float64Array(0);
+const EMPTY_I32 = new Int32Array(0);
 
 /**
  * Consumers keyed by `Id`, indexed by the bounding boxes of their filters' geo regions.
+ *
+ * rbush bulk-loads the boxes; the loaded tree is then laid out flat in typed arrays (boxes, child
+ * ranges, circle constants), so a search tests contiguous numbers instead of chasing objects.
+ * Consumers added since the last build are tested one by one and removed ones skipped, until
+ * enough changed to build again: amortized, a change costs O(log n) per indexed item.
  *
  * A search collects its matches before it visits any, so a visitor may insert or remove entries
  * (a delivery that cancels a consumer, say): the change applies from the next search on.
  */
 export class GeoIndex<Id> {
-  readonly #tree = new RBush<Item<Id>>(16);
+  readonly #tree = new RBush<Item<Id>>(NODE_SIZE);
   readonly #entries = new Map<Id, Entry<Id>>();
   readonly #buffer: Entry<Id>[] = [];
-  /** Items inserted one by one since the tree was last bulk-loaded. */
-  #inserted = 0;
+  /** Entries added since the last build: not in the flat tree yet. */
+  #pending: Entry<Id>[] = [];
+  /** Dead entries still in the flat tree. */
+  #dead = 0;
   #epoch = 0;
   #searching = false;
+
+  // The flat tree. Node i: box at 4i (minLon, minLat, maxLon, maxLat), children [start, start +
+  // count) are nodes, or items when `leaf`. Item j: box at 4j, shape, circle, entry.
+  #nodeBoxes = EMPTY_F64;
+  #nodeStart = EMPTY_I32;
+  #nodeCount = EMPTY_I32;
+  #nodeLeaf = new Uint8Array(0);
+  #itemBoxes = EMPTY_F64;
+  #itemShapes = new Uint8Array(0);
+  #circles = EMPTY_F64;
+  #itemEntries: Entry<Id>[] = [];
+  #stack = EMPTY_I32;
 
   /** Number of indexed consumers. */
   get size(): number {
@@ -110,28 +115,21 @@ export class GeoIndex<Id> {
    * every message.
    */
   insert(id: Id, filter: CompiledStreamFilter): boolean {
-    const region = filter.geoRegion;
-    if (!region) return false;
+    const boxes = filter.geoRegion;
+    if (!boxes) return false;
     this.remove(id);
     const exact = filter.exactGeo;
-    const shape =
-      exact?.kind === 'radius' ? Shape.Circle : exact?.kind === 'bbox' ? Shape.Box : Shape.Filter;
-    const circle = exact?.kind === 'radius' ? radiusCheck(exact) : NO_CIRCLE;
-    const items: Item<Id>[] = [];
-    const entry: Entry<Id> = { id, filter, items, needsCheck: shape === Shape.Filter, seen: -1 };
-    for (const b of region) {
-      items.push({
-        minX: b.minLon,
-        minY: b.minLat,
-        maxX: b.maxLon,
-        maxY: b.maxLat,
-        entry,
-        shape,
-        ...circle,
-      });
-    }
-    for (const item of items) this.#tree.insert(item);
-    this.#inserted += items.length;
+    const entry: Entry<Id> = {
+      id,
+      filter,
+      boxes,
+      shape:
+        exact?.kind === 'radius' ? Shape.Circle : exact?.kind === 'bbox' ? Shape.Box : Shape.Filter,
+      circle: exact?.kind === 'radius' ? radiusCheck(exact) : NO_CIRCLE,
+      dead: false,
+      seen: -1,
+    };
+    this.#pending.push(entry);
     this.#entries.set(id, entry);
     return true;
   }
@@ -140,16 +138,18 @@ export class GeoIndex<Id> {
   remove(id: Id): boolean {
     const entry = this.#entries.get(id);
     if (!entry) return false;
-    for (const item of entry.items) this.#tree.remove(item);
+    entry.dead = true;
+    this.#dead++;
     this.#entries.delete(id);
     return true;
   }
 
   /** Removes every consumer. */
   clear(): void {
-    this.#tree.clear();
+    for (const entry of this.#entries.values()) entry.dead = true;
     this.#entries.clear();
-    this.#inserted = 0;
+    this.#pending = [];
+    this.#build();
   }
 
   /**
@@ -174,17 +174,25 @@ export class GeoIndex<Id> {
     visit: (id: Id, filter: CompiledStreamFilter) => void,
   ): void {
     if (Number.isNaN(lat) || Number.isNaN(lon) || this.#entries.size === 0) return;
-    // A visitor may search again: only the outermost search uses the shared buffer.
+    // A visitor may search again: only the outermost search uses the shared buffer (and may
+    // rebuild the arrays the searches read).
     const nested = this.#searching;
-    if (!nested) this.#rebalance();
+    if (!nested) this.#refresh();
     const found = nested ? [] : this.#buffer;
     const epoch = ++this.#epoch;
-    collect(this.#tree.toJSON() as TreeNode<Id>, lat, lon, exact, epoch, found);
+    this.#collect(lat, lon, exact, epoch, found);
+    this.#collectPending(lat, lon, exact, epoch, found);
     this.#searching = true;
     try {
       for (let i = 0; i < found.length; i++) {
         const entry = found[i]!;
-        if (headers !== undefined && entry.needsCheck && !entry.filter.matches(headers)) continue;
+        if (
+          headers !== undefined &&
+          entry.shape === Shape.Filter &&
+          !entry.filter.matches(headers)
+        ) {
+          continue;
+        }
         visit(entry.id, entry.filter);
       }
     } finally {
@@ -193,17 +201,178 @@ export class GeoIndex<Id> {
     }
   }
 
+  /** Pushes the built entries whose boxes hold the point; with `exact`, tests circles too. */
+  #collect(lat: number, lon: number, exact: boolean, epoch: number, out: Entry<Id>[]): void {
+    const nodeBoxes = this.#nodeBoxes;
+    if (
+      nodeBoxes.length === 0 ||
+      lon < nodeBoxes[0]! ||
+      lat < nodeBoxes[1]! ||
+      lon > nodeBoxes[2]! ||
+      lat > nodeBoxes[3]!
+    ) {
+      return;
+    }
+    const nodeStart = this.#nodeStart;
+    const nodeCount = this.#nodeCount;
+    const nodeLeaf = this.#nodeLeaf;
+    const itemBoxes = this.#itemBoxes;
+    const shapes = this.#itemShapes;
+    const circles = this.#circles;
+    const entries = this.#itemEntries;
+    const stack = this.#stack;
+    // The point's share of every haversine term, computed once.
+    const cosLat = Math.cos(lat * RAD);
+    let top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const node = stack[--top]!;
+      const start = nodeStart[node]!;
+      const end = start + nodeCount[node]!;
+      if (nodeLeaf[node] === 0) {
+        for (let c = start; c < end; c++) {
+          const b = c * 4;
+          if (
+            lon < nodeBoxes[b]! ||
+            lat < nodeBoxes[b + 1]! ||
+            lon > nodeBoxes[b + 2]! ||
+            lat > nodeBoxes[b + 3]!
+          ) {
+            continue;
+          }
+          stack[top++] = c;
+        }
+        continue;
+      }
+      for (let c = start; c < end; c++) {
+        const b = c * 4;
+        if (
+          lon < itemBoxes[b]! ||
+          lat < itemBoxes[b + 1]! ||
+          lon > itemBoxes[b + 2]! ||
+          lat > itemBoxes[b + 3]!
+        ) {
+          continue;
+        }
+        const entry = entries[c]!;
+        if (entry.seen === epoch || entry.dead) continue;
+        if (exact && shapes[c] === Shape.Circle) {
+          // `withinRadius` on the flat constants, the point's cosine hoisted.
+          const k = c * CIRCLE_STRIDE;
+          const sLat = Math.sin((lat - circles[k]!) * RAD * 0.5);
+          const sLon = Math.sin((lon - circles[k + 1]!) * RAD * 0.5);
+          const a = sLat * sLat + circles[k + 2]! * cosLat * sLon * sLon;
+          if (a > circles[k + 3]! && !(a <= circles[k + 4]! && termToKm(a) <= circles[k + 5]!)) {
+            continue;
+          }
+        }
+        entry.seen = epoch;
+        out.push(entry);
+      }
+    }
+  }
+
+  /** Pushes the entries added since the last build that hold the point. */
+  #collectPending(lat: number, lon: number, exact: boolean, epoch: number, out: Entry<Id>[]) {
+    const pending = this.#pending;
+    for (let i = 0; i < pending.length; i++) {
+      const entry = pending[i]!;
+      if (entry.dead || entry.seen === epoch) continue;
+      let inside = false;
+      for (const box of entry.boxes) {
+        if (lat >= box.minLat && lat <= box.maxLat && lon >= box.minLon && lon <= box.maxLon) {
+          inside = true;
+          break;
+        }
+      }
+      if (!inside) continue;
+      if (exact && entry.shape === Shape.Circle && !withinRadius(entry.circle, lat, lon)) continue;
+      entry.seen = epoch;
+      out.push(entry);
+    }
+  }
+
   /**
-   * Bulk-loads the tree again once a quarter of its items came one by one: a tree grown by
-   * inserts has overlapping nodes that a search must all descend. Amortized, O(log n) an insert.
+   * Builds again once the changes since the last build cost more to step over than a build:
+   * more pending entries than about √n (each search tests them all), or a quarter dead.
    */
-  #rebalance(): void {
-    const inserted = this.#inserted;
-    if (inserted < 64 || inserted * 4 < this.#entries.size) return;
+  #refresh(): void {
+    const live = this.#entries.size;
+    const pending = this.#pending.length;
+    if (pending === 0 && this.#dead * 4 <= live) return;
+    if (pending <= Math.max(32, Math.sqrt(live)) && this.#dead * 4 <= live + 64) return;
+    this.#build();
+  }
+
+  /** Bulk-loads every live entry's boxes and lays the tree out flat. */
+  #build(): void {
     const items: Item<Id>[] = [];
-    for (const entry of this.#entries.values()) for (const item of entry.items) items.push(item);
-    this.#tree.clear();
-    this.#tree.load(items);
-    this.#inserted = 0;
+    for (const entry of this.#entries.values()) {
+      for (const b of entry.boxes) {
+        items.push({ minX: b.minLon, minY: b.minLat, maxX: b.maxLon, maxY: b.maxLat, entry });
+      }
+    }
+    this.#pending = [];
+    this.#dead = 0;
+    const tree = this.#tree;
+    tree.clear();
+    tree.load(items);
+    this.#layOut(tree.toJSON() as TreeNode<Id>, items.length);
+    tree.clear();
+  }
+
+  /** Copies a loaded tree breadth-first into the typed arrays: siblings end up contiguous. */
+  #layOut(root: TreeNode<Id>, itemCount: number): void {
+    const nodes: TreeNode<Id>[] = [];
+    if (itemCount > 0) nodes.push(root);
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      if (!node.leaf) for (const child of node.children) nodes.push(child as TreeNode<Id>);
+    }
+    const nodeBoxes = new Float64Array(nodes.length * 4);
+    const nodeStart = new Int32Array(nodes.length);
+    const nodeCount = new Int32Array(nodes.length);
+    const nodeLeaf = new Uint8Array(nodes.length);
+    const itemBoxes = new Float64Array(itemCount * 4);
+    const shapes = new Uint8Array(itemCount);
+    const circles = new Float64Array(itemCount * CIRCLE_STRIDE);
+    const entries: Entry<Id>[] = [];
+    let nextNode = 1;
+    let depth = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      nodeBoxes.set([node.minX, node.minY, node.maxX, node.maxY], i * 4);
+      nodeCount[i] = node.children.length;
+      if (!node.leaf) {
+        nodeStart[i] = nextNode;
+        nextNode += node.children.length;
+        continue;
+      }
+      nodeLeaf[i] = 1;
+      nodeStart[i] = entries.length;
+      for (const child of node.children) {
+        const item = child as Item<Id>;
+        const j = entries.length;
+        const { entry } = item;
+        const c = entry.circle;
+        itemBoxes.set([item.minX, item.minY, item.maxX, item.maxY], j * 4);
+        shapes[j] = entry.shape;
+        circles.set([c.lat0, c.lon0, c.cosLat0, c.sure, c.out, c.radiusKm], j * CIRCLE_STRIDE);
+        entries.push(entry);
+      }
+    }
+    for (let n: TreeNode<Id> | undefined = root; n && !n.leaf; n = n.children[0] as TreeNode<Id>) {
+      depth++;
+    }
+    this.#nodeBoxes = nodeBoxes;
+    this.#nodeStart = nodeStart;
+    this.#nodeCount = nodeCount;
+    this.#nodeLeaf = nodeLeaf;
+    this.#itemBoxes = itemBoxes;
+    this.#itemShapes = shapes;
+    this.#circles = circles;
+    this.#itemEntries = entries;
+    // A search holds at most every child of each level on its way down.
+    this.#stack = new Int32Array((depth + 1) * NODE_SIZE + 1);
   }
 }

@@ -39,7 +39,8 @@ function haversineTerm(lat1: number, lon1: number, cosLat1: number, lat2: number
   return sLat * sLat + cosLat1 * Math.cos(lat2 * RAD) * sLon * sLon;
 }
 
-function termToKm(a: number): number {
+/** The distance in km of a haversine term. */
+export function termToKm(a: number): number {
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(a)));
 }
 

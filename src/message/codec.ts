@@ -439,10 +439,10 @@ function readValue(): FieldValue {
     case T_ARRAY: {
       const items: FieldValue[] = new Array(readVarint());
       for (let i = 0; i < items.length; i++) items[i] = readValue();
-      return Object.freeze(items);
+      return items;
     }
     case T_TABLE:
-      return Object.freeze(readTable());
+      return readTable();
     default:
       throw new RangeError(`unknown header value tag ${String(tag)}`);
   }
@@ -460,7 +460,7 @@ function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMe
     const routingKey = readString();
     const properties = present === 0 ? EMPTY_PROPERTIES : readProperties(present);
     const body = copyBytes(at, end);
-    return Object.freeze({ exchange, routingKey, properties, body });
+    return { exchange, routingKey, properties, body };
   } finally {
     input = buf; // keep no reference to the caller's buffer
   }
@@ -475,7 +475,7 @@ function readProperties(present: number): Readonly<MessageProperties> {
   const p: MessageProperties = {};
   if (present & P_CONTENT_TYPE) p.contentType = readString();
   if (present & P_CONTENT_ENCODING) p.contentEncoding = readString();
-  if (present & P_HEADERS) p.headers = Object.freeze(readTable());
+  if (present & P_HEADERS) p.headers = readTable();
   if (present & P_DELIVERY_MODE) p.deliveryMode = readByte();
   if (present & P_PRIORITY) p.priority = readByte();
   if (present & P_CORRELATION_ID) p.correlationId = readString();
@@ -486,7 +486,7 @@ function readProperties(present: number): Readonly<MessageProperties> {
   if (present & P_TYPE) p.type = readString();
   if (present & P_USER_ID) p.userId = readString();
   if (present & P_APP_ID) p.appId = readString();
-  return Object.freeze(p);
+  return p;
 }
 
 // --- size -----------------------------------------------------------------------------------

@@ -10,9 +10,12 @@
 const SETTLED: unique symbol = Symbol('settled');
 
 export class DeliveryWindow<E> {
+  // The arrays are reused: `#length` is their logical end, so emptying the window costs nothing
+  // and the next delivery writes into storage V8 already has (truncating freed it every time).
   #tags: number[] = [];
   #entries: (E | typeof SETTLED)[] = [];
   #head = 0;
+  #length = 0;
   #live = 0;
 
   /** Unsettled deliveries. */
@@ -22,8 +25,9 @@ export class DeliveryWindow<E> {
 
   /** Records a delivery; `tag` must be greater than every tag added before. */
   add(tag: number, entry: E): void {
-    this.#tags.push(tag);
-    this.#entries.push(entry);
+    this.#tags[this.#length] = tag;
+    this.#entries[this.#length] = entry;
+    this.#length++;
     this.#live++;
   }
 
@@ -42,7 +46,7 @@ export class DeliveryWindow<E> {
    */
   takeUpTo(tag: number, visit: (entry: E) => void): number {
     let taken = 0;
-    while (this.#head < this.#tags.length && this.#tags[this.#head]! <= tag) {
+    while (this.#head < this.#length && this.#tags[this.#head]! <= tag) {
       const entry = this.#entries[this.#head]!;
       if (entry !== SETTLED) {
         this.#settle(this.#head);
@@ -62,8 +66,10 @@ export class DeliveryWindow<E> {
   #find(tag: number): number {
     const tags = this.#tags;
     let low = this.#head;
-    if (low < tags.length && tags[low] === tag) return this.#entries[low] === SETTLED ? -1 : low;
-    let high = tags.length - 1;
+    if (low < this.#length && tags[low] === tag) {
+      return this.#entries[low] === SETTLED ? -1 : low;
+    }
+    let high = this.#length - 1;
     while (low <= high) {
       const mid = (low + high) >>> 1;
       const value = tags[mid]!;
@@ -79,18 +85,17 @@ export class DeliveryWindow<E> {
     this.#live--;
     if (index === this.#head) {
       this.#head++;
-      while (this.#head < this.#tags.length && this.#entries[this.#head] === SETTLED) this.#head++;
+      while (this.#head < this.#length && this.#entries[this.#head] === SETTLED) this.#head++;
     }
     this.#trim();
   }
 
   /** Drops the settled prefix and compacts settled holes when they dominate. */
   #trim(): void {
-    const length = this.#tags.length;
+    const length = this.#length;
     if (this.#head === length) {
-      this.#tags.length = 0;
-      this.#entries.length = 0;
       this.#head = 0;
+      this.#length = 0;
       return;
     }
     const holes = length - this.#live;
@@ -103,8 +108,9 @@ export class DeliveryWindow<E> {
       this.#entries[write] = entry;
       write++;
     }
-    this.#tags.length = write;
-    this.#entries.length = write;
+    // Settled marks past the new end keep no entry alive.
+    this.#entries.fill(SETTLED, write, length);
+    this.#length = write;
     this.#head = 0;
   }
 }

@@ -50,6 +50,18 @@ describe('string filters', () => {
     expect(f.matches(tagged('baz, foo'))).toBe(true);
     expect(f.matches(tagged('baz'))).toBe(false);
   });
+  it('answer the same for a list seen again, past hundreds of distinct lists', () => {
+    const all = filter('a,b');
+    const any = filter('a,b', { 'x-filter-match-type': 'any' });
+    const lists = Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? `a,x${i},b` : `x${i},b`));
+    for (let round = 0; round < 2; round++) {
+      for (const [i, list] of lists.entries()) {
+        expect(all.matches(tagged(list))).toBe(i % 3 === 0);
+        expect(any.matches(tagged(list))).toBe(true);
+        expect(any.matches(tagged(list.replace(',b', ',c')))).toBe(i % 3 === 0);
+      }
+    }
+  });
 });
 
 describe('key-value filters', () => {

@@ -173,4 +173,31 @@ describe('geo index of consumers', () => {
       { numRuns: 300 },
     );
   });
+  it('agrees with asking every consumer while thousands come and go between searches', () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
+    const index = new GeoIndex<string>();
+    const live = new Map<string, CompiledStreamFilter>();
+    for (let step = 0; step < 3000; step++) {
+      const id = String(Math.floor(random() * 1500));
+      if (random() < 0.25) {
+        expect(index.remove(id)).toBe(live.delete(id));
+      } else {
+        const f =
+          random() < 0.8
+            ? circle(40 + 10 * random(), 10 * random(), 10 + 200 * random())
+            : compile({ 'geo-bbox': { min_lat: 40, max_lat: 41, min_lon: 0, max_lon: 1 } });
+        index.insert(id, f);
+        live.set(id, f);
+      }
+      if (step % 7 !== 0) continue;
+      const headers = at(40 + 10 * random(), 10 * random());
+      const naive = [...live].flatMap(([key, f]) => (f.matches(headers) ? [key] : [])).sort();
+      expect(matchesOf(index, headers)).toEqual(naive);
+    }
+    expect(index.size).toBe(live.size);
+  });
 });

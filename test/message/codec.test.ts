@@ -129,7 +129,7 @@ describe('messageCodec', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  test('decoded messages own their bytes and are frozen', () => {
+  test('decoded messages own their bytes', () => {
     const m: StoredMessage = {
       exchange: 'x',
       routingKey: 'k',
@@ -140,8 +140,7 @@ describe('messageCodec', () => {
     const decoded = messageCodec.decode(bytes);
     bytes.fill(0);
     expect(decoded.body).toEqual(new Uint8Array([1, 2, 3]));
-    expect(Object.isFrozen(decoded)).toBe(true);
-    expect(Object.isFrozen(decoded.properties.headers)).toBe(true);
+    expect(decoded.properties.headers).toEqual({ a: [1, { b: 2 }] });
   });
 
   test('truncated or garbled bytes fail to decode instead of yielding a wrong message', () => {

@@ -170,6 +170,39 @@ describe('fs storage: torn and corrupt data', () => {
     await third.close();
   });
 
+  test('a read after reopen delivers every record before a corrupt one, then reports it', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    fill(await openLog(adapter, 2000), 100);
+    await adapter.close();
+    const [first] = segmentFiles(dir);
+    const bytes = fs.readFileSync(first!);
+    // Walk to the 40th frame and damage its payload.
+    let pos = 24;
+    for (let i = 1; i < 40; i++) pos += 24 + bytes.readUInt32LE(pos);
+    bytes[pos + 24] = bytes[pos + 24]! ^ 0xff;
+    fs.writeFileSync(first!, bytes);
+
+    const again = open(dir);
+    const log = await openLog(again);
+    // Records on either side of the damage read fine on their own.
+    expect(log.get(41)).toBe('record-41');
+    expect(log.get(39)).toBe('record-39');
+    const seen: number[] = [];
+    const cursor = log.cursor();
+    expect(() => {
+      while (cursor.next()) seen.push(cursor.offset);
+    }).toThrow(
+      expect.objectContaining({
+        code: 'MQLITE_CORRUPTION',
+        message: expect.stringContaining(`${first} at byte ${pos}`),
+      }),
+    );
+    expect(seen).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
+    expect(() => log.get(40)).toThrow(expect.objectContaining({ code: 'MQLITE_CORRUPTION' }));
+    await again.close();
+  });
+
   test('damage in the tail followed by valid records is corruption, not a torn tail', async () => {
     const dir = freshDir();
     const faults = faultyIo();
@@ -329,6 +362,27 @@ describe('fs storage: reopening and compaction', () => {
     expect(faults.stats.bytesRead).toBeLessThan(onDisk / 10);
     expect(reopened.get(12_345)).toBe('record number 12344 with some padding');
     expect(reopened.offsetAt(15_000)).toBe(15_001);
+    await again.close();
+  });
+
+  test('a sealed segment gets its index with the next write, unless it is dropped first', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await openLog(adapter, 1000);
+    const kept = fill(log, 30);
+    log.roll();
+    const gone = log.nextOffset;
+    fill(log, 30);
+    log.roll();
+    // Everything in the second segment is deleted in the same tick: it goes without an index.
+    for (let offset = gone; offset < gone + 30; offset++) log.markDeleted(offset);
+    await log.sync();
+    const names = fs.readdirSync(logDir(dir)).sort();
+    expect(names.filter((f) => f.endsWith('.seg'))).toEqual(['0000000001.seg', '0000000003.seg']);
+    expect(names.filter((f) => f.endsWith('.idx'))).toEqual(['0000000001.idx']);
+    await adapter.close();
+    const again = open(dir);
+    expect(readAll(await openLog(again)).map(([, r]) => r)).toEqual(kept);
     await again.close();
   });
 

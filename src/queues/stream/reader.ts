@@ -34,6 +34,8 @@ export interface TailWaiters {
 
 const DONE: IteratorResult<StreamEntry> = Object.freeze({ done: true, value: undefined });
 const DONE_PROMISE = Promise.resolve(DONE);
+/** Most results one `next()` reads ahead. */
+const READ_AHEAD = 128;
 
 /**
  * A replay iterator over a stream: it tracks nothing and acknowledges nothing, it only looks.
@@ -51,6 +53,14 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
   readonly #signal: AbortSignal | undefined;
   readonly #follow: boolean;
   #remaining: number;
+  /**
+   * Results read ahead: `next()` fills this from the cursor in one synchronous pass and serves
+   * the following calls from it, so the checks and the cursor loop run once per batch, not once
+   * per `for await` step.
+   */
+  readonly #ahead: IteratorResult<StreamEntry>[] = [];
+  #aheadIndex = 0;
+  #aheadEnd = 0;
   #done = false;
   #pending: { resolve(r: IteratorResult<StreamEntry>): void; reject(e: unknown): void } | undefined;
   readonly #onAbort = () => this.#abortPending();
@@ -89,6 +99,9 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
   }
 
   next(): Promise<IteratorResult<StreamEntry>> {
+    if (this.#aheadIndex < this.#aheadEnd && !this.#signal?.aborted && !this.#tail.closed()) {
+      return Promise.resolve(this.#ahead[this.#aheadIndex++]!);
+    }
     if (this.#done) return DONE_PROMISE;
     if (this.#pending)
       return Promise.reject(new TypeError('read(): next() called while one is pending'));
@@ -144,17 +157,30 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
   #take(): IteratorResult<StreamEntry> | undefined {
     if (this.#signal?.aborted) throw aborted(this.#signal);
     if (this.#tail.closed()) throw new ClosedError('the stream was closed while reading');
-    if (this.#remaining > 0 && this.#cursor.next()) {
-      this.#remaining--;
-      const c = this.#cursor;
-      return {
-        done: false,
-        value: { offset: c.offset, timestamp: c.timestamp, message: c.record },
-      };
+    if (this.#aheadIndex < this.#aheadEnd || this.#readAhead()) {
+      return this.#ahead[this.#aheadIndex++];
     }
     if (this.#remaining > 0 && this.#follow) return undefined;
     this.#finish();
     return DONE;
+  }
+
+  /** Reads up to {@link READ_AHEAD} results from the cursor; false when none was there. */
+  #readAhead(): boolean {
+    const ahead = this.#ahead;
+    const cursor = this.#cursor;
+    const n = Math.min(READ_AHEAD, this.#remaining);
+    let k = 0;
+    while (k < n && cursor.next()) {
+      ahead[k++] = {
+        done: false,
+        value: { offset: cursor.offset, timestamp: cursor.timestamp, message: cursor.record },
+      };
+    }
+    this.#remaining -= k;
+    this.#aheadIndex = 0;
+    this.#aheadEnd = k;
+    return k > 0;
   }
 
   #abortPending(): void {
@@ -168,6 +194,8 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
   #finish(): void {
     if (this.#done) return;
     this.#done = true;
+    this.#aheadIndex = this.#aheadEnd = 0;
+    this.#ahead.length = 0;
     this.#tail.unpark(this);
     this.#signal?.removeEventListener('abort', this.#onAbort);
     const pending = this.#pending;

@@ -226,26 +226,37 @@ export class StreamConsumer implements ConsumerHost<number> {
     let budget = TURN_BUDGET;
     try {
       while (sub.capacity > 0) {
-        if (--budget === 0) {
-          this.#yieldTurn();
-          break;
-        }
         if (this.#redeliverHead < this.#redeliver.length) {
+          if (--budget <= 0) {
+            this.#yieldTurn();
+            break;
+          }
           this.#redeliverOne();
           continue;
         }
-        if (filter !== undefined && this.#position >= this.#nextSkipCheck) this.#skipBlocks();
-        if (!cursor.next()) {
-          this.#parked = true;
-          this.#context.park(this);
+        // Reads on to the next message to deliver. What the filter skips spends the budget too,
+        // but not the per-delivery checks: nothing reaches the consumer while it skips.
+        let found = false;
+        while (--budget > 0) {
+          if (filter !== undefined && this.#position >= this.#nextSkipCheck) this.#skipBlocks();
+          if (!cursor.next()) break;
+          this.#position = cursor.offset + 1;
+          if (filter === undefined || filter(cursor.record.properties.headers)) {
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
+          if (budget <= 0) this.#yieldTurn();
+          else {
+            this.#parked = true;
+            this.#context.park(this);
+          }
           break;
         }
         const offset = cursor.offset;
-        this.#position = offset + 1;
-        const record = cursor.record;
-        if (filter !== undefined && !filter(record.properties.headers)) continue;
         this.#unsettled.add(offset);
-        sub.deliver(offset, record, false, OFFSET_HEADER, offset);
+        sub.deliver(offset, cursor.record, false, OFFSET_HEADER, offset);
       }
     } finally {
       this.#pumping = false;

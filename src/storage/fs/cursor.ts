@@ -12,7 +12,7 @@
  * `record` is read.
  */
 import type { LogCursor } from '../types.js';
-import { FILE_HEADER, frameDelta, frameTimestamp } from './frame.js';
+import { FILE_HEADER, FRAME_HEADER, frameDelta, frameTimestamp, u32 } from './frame.js';
 import { FrameReader, type FrameSource } from './reader.js';
 import type { Segment } from './segment.js';
 
@@ -20,6 +20,11 @@ import type { Segment } from './segment.js';
 export interface CursorSource<T> extends FrameSource {
   /** Throws if the log is closed or failed. */
   check(): void;
+  /**
+   * Changes whenever a cursor's cached position may have gone stale: the log closed, or a
+   * segment was dropped or rewritten.
+   */
+  readonly epoch: number;
   /** The retained segments, oldest first. */
   readonly segs: readonly Segment[];
   /** The segment after `seg`, or undefined when `seg` is the active one. */
@@ -41,16 +46,28 @@ export class FsCursor<T> implements LogCursor<T> {
 
   readonly #log: CursorSource<T>;
   #reader: FrameReader | undefined;
-  /** The segment and position of the next frame, or undefined to look them up from `#want`. */
+  /** The log's epoch when `#seg` and the run were last checked. */
+  #epoch = -1;
+  /** The segment of the next frame, or undefined to look it up from `#want`. */
   #seg: Segment | undefined;
   #generation = 0;
-  #pos = 0;
+  /** Slot of the next frame. */
   #slot = 0;
+  /**
+   * The next frame is at `#bytes[#at]`, file position `#base + #at`. Whole frames from there
+   * below `#runEnd` are verified and on disk: `next()` walks them without the reader.
+   */
+  #bytes: Uint8Array = new Uint8Array(0);
+  #base = 0;
+  #at = 0;
+  #runEnd = 0;
   /** The next offset this cursor may yield. */
   #want: number;
 
-  /** The current frame (the reader's): CURRENT, RECORD and TIMESTAMP bits. */
+  /** The current frame: CURRENT, RECORD and TIMESTAMP bits, and where it is. */
   #frame = 0;
+  #frameAt = 0;
+  #frameLength = 0;
   #record: T | undefined;
   #timestamp = Number.NaN;
 
@@ -62,8 +79,7 @@ export class FsCursor<T> implements LogCursor<T> {
   get record(): T {
     const frame = this.#frame;
     if (frame & RECORD) {
-      const reader = this.#reader!;
-      this.#record = this.#log.decodeAt(this.#seg!, reader.bytes, reader.at, reader.length);
+      this.#record = this.#log.decodeAt(this.#seg!, this.#bytes, this.#frameAt, this.#frameLength);
       this.#frame = frame & ~RECORD;
     }
     return (frame & CURRENT ? this.#record : undefined) as T;
@@ -72,7 +88,7 @@ export class FsCursor<T> implements LogCursor<T> {
   get timestamp(): number {
     const frame = this.#frame;
     if (frame & TIMESTAMP) {
-      this.#timestamp = frameTimestamp(this.#reader!.bytes, this.#reader!.at);
+      this.#timestamp = frameTimestamp(this.#bytes, this.#frameAt);
       this.#frame = frame & ~TIMESTAMP;
     }
     return frame & CURRENT ? this.#timestamp : Number.NaN;
@@ -83,31 +99,73 @@ export class FsCursor<T> implements LogCursor<T> {
     this.#frame = 0;
     this.#want = offset;
     this.#seg = undefined;
+    this.#runEnd = 0;
   }
 
   next(): boolean {
+    this.#frame = 0; // the frame is about to change
+    // Fast path: the next frames of the current run, while nothing moved under the cursor.
+    if (this.#epoch === this.#log.epoch) {
+      const bytes = this.#bytes;
+      const runEnd = this.#runEnd;
+      const seg = this.#seg!;
+      let at = this.#at;
+      while (at + FRAME_HEADER <= runEnd) {
+        const length = FRAME_HEADER + u32(bytes, at);
+        if (at + length > runEnd) break;
+        const frameAt = at;
+        at += length;
+        const slot = this.#slot++;
+        // A dense segment holds offset firstOffset + slot at each slot; a compacted one says.
+        const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, frameAt) : slot);
+        if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) continue;
+        this.#at = at;
+        this.#want = offset + 1;
+        this.offset = offset;
+        this.#frameAt = frameAt;
+        this.#frameLength = length;
+        this.#frame = CURRENT | RECORD | TIMESTAMP;
+        return true;
+      }
+      this.#at = at;
+    }
+    return this.#next();
+  }
+
+  /** `next()` through the reader: entering a window, a segment or the write buffer. */
+  #next(): boolean {
     const log = this.#log;
     log.check();
-    this.#frame = 0; // the reader is about to move on
+    this.#epoch = log.epoch;
     for (;;) {
       let seg = this.#seg;
       if (!seg || seg.dropped || seg.generation !== this.#generation) seg = this.#position();
       const reader = this.#reader!;
-      if (!reader.read(seg, this.#pos, true)) {
+      const pos = this.#base + this.#at;
+      if (!reader.read(seg, pos, true)) {
         const after = log.segmentAfter(seg);
         if (!after) return false;
         this.#enter(after, FILE_HEADER, 0);
         continue;
       }
       const bytes = reader.bytes;
-      const at = reader.at;
+      const frameAt = reader.at;
+      const length = reader.length;
+      this.#bytes = bytes;
+      this.#base = pos - frameAt;
+      this.#at = frameAt + length;
+      this.#runEnd = reader.runEnd;
       const slot = this.#slot++;
-      this.#pos += reader.length;
-      // A dense segment holds offset firstOffset + slot at each slot; a compacted one says.
-      const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, at) : slot);
-      if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) continue;
+      const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, frameAt) : slot);
+      if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) {
+        // The rest of the run is walked by the fast path.
+        if (this.#runEnd > this.#at) return this.next();
+        continue;
+      }
       this.#want = offset + 1;
       this.offset = offset;
+      this.#frameAt = frameAt;
+      this.#frameLength = length;
       this.#frame = CURRENT | RECORD | TIMESTAMP;
       if (reader.inBatch) {
         // Later appends reuse the write buffer: read the frame while it is there.
@@ -144,7 +202,9 @@ export class FsCursor<T> implements LogCursor<T> {
   #enter(seg: Segment, pos: number, slot: number): void {
     this.#seg = seg;
     this.#generation = seg.generation;
-    this.#pos = pos;
+    this.#base = pos;
+    this.#at = 0;
+    this.#runEnd = 0;
     this.#slot = slot;
   }
 }

@@ -127,15 +127,30 @@ export function readFile(io: FsIo, path: string): Buffer | undefined {
  * `path`. A crash leaves either the old or the new content, never a mix.
  */
 export function replaceFile(io: FsIo, path: string, data: Uint8Array, fsyncFirst: boolean): void {
+  io.closeSync(replaceFileOpen(io, path, data, fsyncFirst));
+}
+
+/**
+ * {@link replaceFile}, returning a descriptor of the new file open for reading and writing
+ * (opening it again would cost another system call).
+ */
+export function replaceFileOpen(
+  io: FsIo,
+  path: string,
+  data: Uint8Array,
+  fsyncFirst: boolean,
+): number {
   const tmp = `${path}.tmp`;
-  const fd = io.openSync(tmp, 'w');
+  const fd = io.openSync(tmp, 'w+');
   try {
     writeFully(io, fd, data, 0, data.byteLength, 0);
     if (fsyncFirst) io.fsyncSync(fd);
-  } finally {
+    io.renameSync(tmp, path);
+  } catch (error) {
     io.closeSync(fd);
+    throw error;
   }
-  io.renameSync(tmp, path);
+  return fd;
 }
 
 /** Fsyncs a directory, so that files created, renamed or removed in it stay so after a crash. */

@@ -31,6 +31,7 @@ import {
   readFile,
   readFully,
   replaceFile,
+  replaceFileOpen,
   writeFully,
 } from './io.js';
 import { MarksFile } from './marks.js';
@@ -67,6 +68,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
   readonly io: FsIo;
   batch: Buffer = Buffer.allocUnsafe(MIN_BATCH);
   readonly codec: RecordCodec<T>;
+  /** Bumped when the log closes and when a segment is dropped or rewritten (see cursors). */
+  epoch = 0;
 
   readonly #dir: string;
   readonly #ctx: LogContext;
@@ -86,6 +89,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
   /** Sealed segments with an open descriptor, oldest first. */
   readonly #open = new Set<Segment>();
   readonly #toCompact = new Set<Segment>();
+  /** Sealed segments whose index is written with the next flush (unless dropped by then). */
+  #unindexed: Segment[] = [];
   #compactQueued = false;
 
   /**
@@ -285,6 +290,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.epoch++;
     try {
       // A log that already failed has reported it to its writers; closing it only releases the
       // files, and the next open recovers from what reached the disk.
@@ -303,6 +309,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   destroy(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.epoch++;
     this.#scheduler.stop(this.#closedError());
     this.#releaseFiles();
     this.#ctx.onClose();
@@ -458,6 +465,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
         );
       }
       seg = new Segment(this.#dir, id, header.firstOffset, header.generation);
+      seg.indexed = true; // whether or not it is usable, an index file may exist
       const covered = readSegmentIndex(this.io, seg, size);
       if (covered < size) {
         const end = scanSegment(this.io, fd, seg, Math.max(covered, FILE_HEADER), size, tail);
@@ -481,8 +489,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   /** Creates an empty segment file (atomically: written aside, then renamed). */
   #create(id: number, firstOffset: number): Segment {
     const seg = new Segment(this.#dir, id, firstOffset, 0);
-    replaceFile(this.io, seg.file, fileHeader(firstOffset, 0), false);
-    seg.fd = this.io.openSync(seg.file, 'r+');
+    seg.fd = replaceFileOpen(this.io, seg.file, fileHeader(firstOffset, 0), false);
     this.#dirUnsynced = true;
     return seg;
   }
@@ -522,6 +529,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   #flush(): void {
     this.#writeBatch();
+    if (this.#unindexed.length > 0) {
+      for (const seg of this.#unindexed) if (!seg.dropped) writeSegmentIndex(this.io, seg);
+      this.#unindexed = [];
+    }
     this.#marks.flush();
     if (this.#staleMarks > STALE_MARKS_REWRITE && this.#staleMarks > this.#marks.entries / 2) {
       this.#rewriteMarks();
@@ -556,7 +567,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#writeOrFail();
     const old = this.#active;
     old.trim();
-    writeSegmentIndex(this.io, old);
+    // The index is a cache: written with the next flush, so a segment whose records are all
+    // deleted by then (a last-value log's usual fate) never has one.
+    this.#unindexed.push(old);
+    this.#scheduler.touch();
     this.#open.add(old);
     const seg = this.#create(old.id + 1, this.#nextOffset);
     this.#segs.push(seg);
@@ -591,9 +605,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   #unlink(seg: Segment): void {
     seg.dropped = true;
+    this.epoch++;
     this.#toCompact.delete(seg);
     this.#closeFd(seg);
-    for (const file of [seg.file, seg.indexFile]) {
+    for (const file of seg.indexed ? [seg.file, seg.indexFile] : [seg.file]) {
       try {
         this.io.unlinkSync(file);
       } catch (error) {
@@ -685,6 +700,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#closeFd(seg);
     this.io.renameSync(tmp, seg.file);
     seg.adopt(copy);
+    this.epoch++;
     seg.trim();
     writeSegmentIndex(this.io, seg);
     this.#staleMarks += removed;

@@ -7,7 +7,7 @@
  */
 import { crc32 } from './checksum.js';
 import { LITTLE_ENDIAN } from './frame.js';
-import { type FsIo, readFile, replaceFile, writeFully } from './io.js';
+import { type FsIo, readFile, replaceFileOpen, writeFully } from './io.js';
 
 const HEAD = 8;
 
@@ -92,9 +92,9 @@ export class MarksFile {
     frame.writeUInt32LE(offsets.length, 0);
     frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
     const data = offsets.length === 0 ? frame.subarray(0, 0) : frame;
-    replaceFile(this.#io, this.#file, data, fsync);
+    const fd = replaceFileOpen(this.#io, this.#file, data, fsync);
     this.#retire();
-    this.#fd = this.#io.openSync(this.#file, 'r+');
+    this.#fd = fd;
     this.#size = data.length;
     this.entries = offsets.length;
     this.unsynced = false;

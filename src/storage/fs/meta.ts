@@ -13,7 +13,7 @@ import { frozenJsonCopy } from '../json-value.js';
 import type { JsonValue, MetaStore } from '../types.js';
 import { crc32 } from './checksum.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
-import { allDone, type FsIo, fsyncDir, readFile, replaceFile, writeFully } from './io.js';
+import { allDone, type FsIo, fsyncDir, readFile, replaceFileOpen, writeFully } from './io.js';
 
 const HEAD = 8;
 /** Records in the file beyond which it is compacted, if they outnumber live keys fourfold. */
@@ -168,10 +168,10 @@ export class FsMetaStore implements MetaStore {
     const parts: Buffer[] = [];
     for (const [key, value] of this.#map) parts.push(record(key, value));
     const data = Buffer.concat(parts);
-    replaceFile(this.#io, this.#file, data, this.#fsync);
+    const fd = replaceFileOpen(this.#io, this.#file, data, this.#fsync);
     if (this.#fd >= 0) this.#retired.push(this.#fd);
     this.#closeRetired();
-    this.#fd = this.#io.openSync(this.#file, 'r+');
+    this.#fd = fd;
     this.#size = data.length;
     this.#records = parts.length;
     this.#dirUnsynced = true;

@@ -3,7 +3,9 @@
  * read through a window (one `read` serves many frames); frames still in the log's write buffer
  * are read from there, which is what gives readers their read-your-writes view. A frame's
  * checksum is verified the first time this process reads it from disk; frames this process
- * wrote are trusted.
+ * wrote are trusted. Verification runs in bulk: a verified read checks every unchecked frame
+ * from there to the end of the window in one loop, so the frames after it are read with no
+ * per-frame check (see {@link FrameReader.runEnd}).
  */
 import { checkFrame, FRAME_HEADER, u32 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
@@ -31,6 +33,13 @@ export class FrameReader {
    * in the window stays readable until this reader's next `read`.
    */
   inBatch = false;
+  /**
+   * After a verified read: index in `bytes` below which every whole frame from `at` on is on disk
+   * and verified, so the caller may walk them by their length fields without calling `read`
+   * (while the segment is neither dropped nor rewritten). `at` when the frame is in the write
+   * buffer.
+   */
+  runEnd = 0;
 
   readonly #source: FrameSource;
   #window: Uint8Array;
@@ -39,6 +48,9 @@ export class FrameReader {
   #generation = -1;
   #start = 0;
   #end = 0;
+  /** File positions: every whole frame of the window in `[#vFrom, #vTo)` is verified. */
+  #vFrom = 0;
+  #vTo = 0;
 
   constructor(source: FrameSource, windowBytes: number) {
     this.#source = source;
@@ -48,27 +60,30 @@ export class FrameReader {
 
   /**
    * Finds the frame at `pos` of `seg`: returns false at the segment's end. With `verify`, a
-   * frame not yet checked in this process has its checksum verified (a mismatch throws a
-   * CorruptionError); without, only its length is trusted, for walking past it.
+   * frame not yet checked in this process has its checksum verified, with the unchecked frames
+   * after it in the window (a mismatch of this frame throws a CorruptionError; of a later one,
+   * only when it is read); without, only its length is trusted, for walking past it.
    */
   read(seg: Segment, pos: number, verify: boolean): boolean {
-    // Fast path, small enough to be inlined: a verified frame wholly inside the window.
+    // Fast path, small enough to be inlined: a frame wholly inside the window (and verified).
     const start = this.#start;
+    const from = verify ? this.#vFrom : start;
+    const limit = verify ? this.#vTo : this.#end;
     if (
       seg === this.#seg &&
-      pos >= start &&
-      pos + FRAME_HEADER <= this.#end &&
-      pos < seg.verifiedTo &&
+      pos >= from &&
+      pos + FRAME_HEADER <= limit &&
       seg.generation === this.#generation
     ) {
       const window = this.#window;
       const at = pos - start;
       const length = FRAME_HEADER + u32(window, at);
-      if (pos + length <= this.#end) {
+      if (pos + length <= limit) {
         this.bytes = window;
         this.at = at;
         this.length = length;
         this.inBatch = false;
+        this.runEnd = limit - start;
         return true;
       }
     }
@@ -83,6 +98,7 @@ export class FrameReader {
       this.at = pos - seg.fileSize;
       this.length = FRAME_HEADER + u32(batch, this.at);
       this.inBatch = true;
+      this.runEnd = this.at;
       return true;
     }
     let at = pos - this.#start;
@@ -99,16 +115,48 @@ export class FrameReader {
       if (length > seg.fileSize - pos) throw corruptRecord(seg.file, pos, 'is cut short');
       at = this.#fill(seg, pos, length);
     }
-    const window = this.#window;
-    if (verify && pos >= seg.verifiedTo) {
-      if (checkFrame(window, at, at + length, length) < 0) throw corruptRecord(seg.file, pos);
-      if (pos === seg.verifiedTo) seg.verifiedTo = pos + length;
-    }
-    this.bytes = window;
+    if (verify && (pos < this.#vFrom || pos + length > this.#vTo)) this.#verify(seg, pos, length);
+    this.bytes = this.#window;
     this.at = at;
     this.length = length;
     this.inBatch = false;
+    this.runEnd = verify ? this.#vTo - this.#start : at;
     return true;
+  }
+
+  /**
+   * Makes the window's verified range cover the frame of `length` bytes at `pos` (wholly in the
+   * window), and every whole frame after it up to the window's end or a bad frame. Frames before
+   * `pos` that were walked past unverified stay so. The segment's verified prefix grows with it
+   * when the two join.
+   */
+  #verify(seg: Segment, pos: number, length: number): void {
+    const start = this.#start;
+    const end = this.#end;
+    const prefix = Math.min(end, seg.verifiedTo);
+    let from = pos;
+    let run = pos;
+    if (pos >= this.#vFrom && pos <= this.#vTo) {
+      from = this.#vFrom;
+      run = this.#vTo;
+    }
+    if (prefix >= from) {
+      // The segment's verified prefix reaches this range: all of the window before it is good.
+      from = start;
+      if (prefix > run) run = prefix;
+    }
+    const window = this.#window;
+    const maxPayload = seg.fileSize;
+    while (run + FRAME_HEADER <= end) {
+      const total = checkFrame(window, run - start, end - start, maxPayload);
+      if (total < 0) break;
+      run += total;
+    }
+    // `run` is at or past `pos`, on a frame boundary: short of the frame's end means it failed.
+    if (run < pos + length) throw corruptRecord(seg.file, pos);
+    this.#vFrom = from;
+    this.#vTo = run;
+    if (seg.verifiedTo >= from && run > seg.verifiedTo) seg.verifiedTo = run;
   }
 
   /** Reads `seg`'s bytes from `pos` (at least `length` of them) into the window; returns 0. */
@@ -122,6 +170,9 @@ export class FrameReader {
     this.#generation = seg.generation;
     this.#start = pos;
     this.#end = pos + n;
+    // Whole frames below the segment's verified prefix need no check.
+    this.#vFrom = pos;
+    this.#vTo = Math.max(pos, Math.min(this.#end, seg.verifiedTo));
     if (n < length) throw corruptRecord(seg.file, pos, 'is cut short');
     return 0;
   }

@@ -43,6 +43,7 @@ export function writeSegmentIndex(io: FsIo, seg: Segment): void {
   at = put(buf, at, seg.sparseSlot, n * 4);
   buf.writeUInt32LE(crc32(buf.subarray(0, at)), at);
   const fd = io.openSync(seg.indexFile, 'w');
+  seg.indexed = true;
   try {
     writeFully(io, fd, buf, 0, buf.length, 0);
   } finally {

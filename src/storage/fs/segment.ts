@@ -76,6 +76,8 @@ export class Segment implements SegmentInfo {
   closeWhenUnpinned = false;
   /** Written since its last fsync. */
   unsynced = false;
+  /** An index file may exist for it (so dropping it removes one). */
+  indexed = false;
   /** Dropped from the log (unlinked); cursors on it move on. */
   dropped = false;
 

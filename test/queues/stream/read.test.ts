@@ -69,6 +69,19 @@ describe.each(STORAGE_KINDS)('stream.read() on %s storage', (kind) => {
     expect(() => [...aborted]).toThrow(expect.objectContaining({ code: 'MQLITE_ABORTED' }));
   });
 
+  it('yields each message once when for await and for...of take turns on one reader', async () => {
+    await publishMany(stream, 300);
+    const reader = stream.read('first', { limit: 250 });
+    expect((await reader.next()).value?.offset).toBe(1);
+    expect([...reader].map((e) => e.offset)).toEqual(Array.from({ length: 249 }, (_, i) => i + 2));
+    expect((await reader.next()).done).toBe(true);
+
+    const closing = stream.read('first');
+    await closing.next();
+    await stream.close();
+    await expect(closing.next()).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
+  });
+
   it('rejects with AbortedError when its signal aborts, pending or not', async () => {
     const controller = new AbortController();
     const reader = stream.read('first', { follow: true, signal: controller.signal });
