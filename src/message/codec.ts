@@ -15,8 +15,9 @@
  * ```
  *
  * Numbers keep their kind: integers that fit 32 bits travel as `i`, everything else (fractions,
- * -0, large integers) as `d`, so a header reads back exactly as it was published. Encoding writes
- * into one growable scratch buffer and returns a view of it (valid until the next `encode`).
+ * -0, large integers) as `d`, so a header reads back exactly as it was published. `encode` writes
+ * into one growable scratch buffer and returns a view of it (valid until the next `encode`);
+ * `encodeInto` writes the same bytes straight into the caller's buffer (a log's write buffer).
  *
  * This is format 1 of records already on users' disks, pinned by
  * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
@@ -64,10 +65,15 @@ const OVERHEAD = 16;
 
 // --- encoding -------------------------------------------------------------------------------
 
-let buf = Buffer.allocUnsafe(64 * 1024);
-/** `buf` as a plain Uint8Array: the encoded record is returned as a view of it. */
+/** The output of the running encode: the scratch buffer, or the target of `encodeInto`. */
+let buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+/** The scratch buffer as a plain Uint8Array: `encode` returns a view of it. */
 let bufBytes = plainView(buf);
 let pos = 0;
+/** Set while `encodeInto` runs: `buf` is the caller's and cannot grow. */
+let fixed = false;
+/** Thrown by `ensure` when a fixed target is full; `encodeInto` turns it into -1. */
+const NO_ROOM = new Error('no room');
 
 function plainView(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.length);
@@ -75,6 +81,7 @@ function plainView(b: Buffer): Uint8Array {
 
 function ensure(extra: number): void {
   if (pos + extra <= buf.length) return;
+  if (fixed) throw NO_ROOM;
   let size = buf.length * 2;
   while (size < pos + extra) size *= 2;
   const grown = Buffer.allocUnsafe(size);
@@ -183,17 +190,47 @@ function writeValue(value: FieldValue): void {
   }
 }
 
-function encode(message: StoredMessage): Uint8Array {
-  pos = 2;
+/** Writes the record into `buf` from `start`; `pos` ends after it. */
+function write(message: StoredMessage, start: number): void {
+  pos = start;
+  ensure(2);
+  pos += 2;
   writeString(message.exchange);
   writeString(message.routingKey);
   const present = writeProperties(message.properties);
-  buf.writeUInt16LE(present, 0);
+  buf.writeUInt16LE(present, start);
   const body = message.body;
   ensure(body.byteLength);
   buf.set(body, pos);
   pos += body.byteLength;
+}
+
+function encode(message: StoredMessage): Uint8Array {
+  write(message, 0);
   return bufBytes.subarray(0, pos);
+}
+
+/**
+ * `encode` into `target` from `offset`, with no scratch copy. Returns the length, or -1 when the
+ * record may not fit (bounds are checked before each field, so a record that would just fit can
+ * be refused too). A `Buffer` target is written as is; another Uint8Array costs a Buffer view.
+ */
+function encodeInto(message: StoredMessage, target: Uint8Array, offset: number): number {
+  const scratch = buf;
+  buf = Buffer.isBuffer(target)
+    ? target
+    : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
+  fixed = true;
+  try {
+    write(message, offset);
+    return pos - offset;
+  } catch (error) {
+    if (error === NO_ROOM) return -1;
+    throw error;
+  } finally {
+    buf = scratch;
+    fixed = false;
+  }
 }
 
 // One statement per property (not a loop over names): named property access stays fast.
@@ -516,4 +553,10 @@ function byteLength(message: StoredMessage): number {
 }
 
 /** The record codec of stored messages. */
-export const messageCodec: RecordCodec<StoredMessage> = { byteLength, encode, decode, decodeFrom };
+export const messageCodec: RecordCodec<StoredMessage> = {
+  byteLength,
+  encode,
+  encodeInto,
+  decode,
+  decodeFrom,
+};

@@ -22,6 +22,14 @@ export interface RecordCodec<T> {
   /** Serializes the record. The returned bytes may be reused by the codec after the call. */
   encode(record: T): Uint8Array;
   /**
+   * Optional fast path of `encode`: writes the same bytes `encode` would return into `target`
+   * from `offset`, and returns how many, or -1 when the record does not fit before the end of
+   * `target` (the adapter then uses `encode`). It saves a copy per record when an adapter encodes
+   * straight into its write buffer. Bytes of `target` after `offset` may be changed even when it
+   * returns -1 or throws; it must not keep a reference to `target`.
+   */
+  encodeInto?(record: T, target: Uint8Array, offset: number): number;
+  /**
    * Rebuilds a record from bytes produced by `encode`. The adapter may reuse `bytes` after the
    * call: a record must copy what it keeps.
    */

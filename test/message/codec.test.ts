@@ -83,6 +83,22 @@ describe('messageCodec', () => {
     );
   });
 
+  test('encoding into a caller buffer writes the same bytes, or reports that they do not fit', () => {
+    fc.assert(
+      fc.property(message, fc.nat(64), fc.boolean(), (m, offset, asBuffer) => {
+        const expected = messageCodec.encode(m).slice();
+        const size = offset + expected.length;
+        const target = asBuffer ? Buffer.alloc(size + 8) : new Uint8Array(size + 8);
+        expect(messageCodec.encodeInto!(m, target, offset)).toBe(expected.length);
+        expect(Uint8Array.from(target.subarray(offset, size))).toEqual(expected);
+        expect(messageCodec.encodeInto!(m, new Uint8Array(size - 1), offset)).toBe(-1);
+        // The scratch path is unaffected by a refused or finished encodeInto.
+        expect(messageCodec.encode(m)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test('names that differ only in the middle are never mixed up', () => {
     // Same length, first and last byte: candidates for the same slot of the string cache.
     const names = ['a1z', 'a2z', 'a1z', 'queue-0001-end', 'queue-0002-end', 'ä1z', 'a1z'];

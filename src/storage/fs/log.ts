@@ -150,17 +150,30 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     const failure = this.#scheduler.failure;
     if (failure) throw failure;
-    const payload = this.codec.encode(record);
-    const byteLength = this.codec.byteLength(record);
-    const frameLength = FRAME_HEADER + payload.length;
+    // Encoded before anything changes, so a record the codec refuses leaves the log as it was.
+    // Straight into the write buffer when the codec can: no scratch copy.
+    const codec = this.codec;
+    const encodedAt = this.#batchLen + FRAME_HEADER;
+    let payload: Uint8Array | undefined;
+    let length = codec.encodeInto ? codec.encodeInto(record, this.batch, encodedAt) : -1;
+    if (length < 0) {
+      payload = codec.encode(record);
+      length = payload.length;
+    }
+    const byteLength = codec.byteLength(record);
+    const frameLength = FRAME_HEADER + length;
     let seg = this.#active;
     if (seg.span > 0 && seg.bytes + byteLength > this.#segmentBytes) seg = this.#roll();
     if (this.#batchLen + frameLength > this.batch.length) this.#makeRoom(frameLength);
     const at = this.#batchLen;
     const offset = this.#nextOffset;
     const delta = offset - seg.firstOffset;
-    this.batch.set(payload, at + FRAME_HEADER);
-    writeFrame(this.batch, at, payload.length, delta, byteLength, timestamp);
+    // A roll wrote the buffer out (same buffer, now empty): move the record to its new place.
+    if (payload) this.batch.set(payload, at + FRAME_HEADER);
+    else if (at + FRAME_HEADER !== encodedAt) {
+      this.batch.copyWithin(at + FRAME_HEADER, encodedAt, encodedAt + length);
+    }
+    writeFrame(this.batch, at, length, delta, byteLength, timestamp);
     seg.add(delta, byteLength, timestamp, seg.size, frameLength);
     this.#batchLen = at + frameLength;
     this.#nextOffset = offset + 1;
