@@ -21,6 +21,7 @@ import {
   type ExchangeOptions,
   type ExchangePublishOptions,
 } from './broker/exchange-handle.js';
+import { ExchangeShortcuts } from './broker/exchange-shortcuts.js';
 import {
   asDeclared,
   attachBindings,
@@ -139,7 +140,7 @@ const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
  * `AMQPQueueLike`, its exchanges `AMQPExchangeLike`), so one application module runs on
  * `Broker.open()` in tests and on `AMQPSession.connect(url)` against a real broker.
  */
-export class Broker implements AsyncDisposable {
+export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #storage: StorageAdapter;
   readonly #clock: Clock;
   readonly #namespace: Namespace;
@@ -180,6 +181,7 @@ export class Broker implements AsyncDisposable {
     namespace: Namespace,
     onError: (error: unknown) => void,
   ) {
+    super();
     this.#storage = storage;
     this.#clock = clock;
     this.#onError = onError;
@@ -277,26 +279,6 @@ export class Broker implements AsyncDisposable {
     this.#exchanges.declare(name, type, options as ExchangeDeclareOptions | undefined);
     await this.#registry.sync();
     return new BrokerExchange(this.#exchangeHost, name);
-  }
-
-  /** Declares a direct exchange (see `exchange()`); by default the predeclared `amq.direct`. */
-  directExchange(name = 'amq.direct', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'direct', options);
-  }
-
-  /** Declares a fanout exchange (see `exchange()`); by default the predeclared `amq.fanout`. */
-  fanoutExchange(name = 'amq.fanout', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'fanout', options);
-  }
-
-  /** Declares a topic exchange (see `exchange()`); by default the predeclared `amq.topic`. */
-  topicExchange(name = 'amq.topic', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'topic', options);
-  }
-
-  /** Declares a headers exchange (see `exchange()`); by default the predeclared `amq.headers`. */
-  headersExchange(name = 'amq.headers', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'headers', options);
   }
 
   /**

@@ -9,6 +9,7 @@ import { assertOpen } from '../errors.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import type { BrokerExchange, ExchangeOptions } from './exchange-handle.js';
+import { ExchangeShortcuts } from './exchange-shortcuts.js';
 import { asDeclared, type BrokerQueue, type DeclaredQueue } from './queue-handle.js';
 
 /** What a session needs from its broker. */
@@ -44,7 +45,7 @@ export interface SessionHost {
  * Messages taken with `get()` through a session are not tracked by it. Like the broker, a session
  * satisfies `AMQPSessionLike` of `@cloudamqp/amqp-client`.
  */
-export class BrokerSession implements AsyncDisposable {
+export class BrokerSession extends ExchangeShortcuts implements AsyncDisposable {
   readonly #host: SessionHost;
   readonly #subscriptions = new Set<Subscription<unknown>>();
   /** The session's handle of each queue: the queue itself, with `subscribe` tracked. */
@@ -53,6 +54,7 @@ export class BrokerSession implements AsyncDisposable {
 
   /** @internal made by `broker.session()`. */
   constructor(host: SessionHost) {
+    super();
     this.#host = host;
   }
 
@@ -80,26 +82,6 @@ export class BrokerSession implements AsyncDisposable {
   async exchange(name: string, type: string, options?: ExchangeOptions): Promise<BrokerExchange> {
     assertOpen(this.closed, 'session');
     return this.#host.exchange(name, type, options);
-  }
-
-  /** Declares a direct exchange; by default the predeclared `amq.direct`. */
-  directExchange(name = 'amq.direct', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'direct', options);
-  }
-
-  /** Declares a fanout exchange; by default the predeclared `amq.fanout`. */
-  fanoutExchange(name = 'amq.fanout', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'fanout', options);
-  }
-
-  /** Declares a topic exchange; by default the predeclared `amq.topic`. */
-  topicExchange(name = 'amq.topic', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'topic', options);
-  }
-
-  /** Declares a headers exchange; by default the predeclared `amq.headers`. */
-  headersExchange(name = 'amq.headers', options?: ExchangeOptions): Promise<BrokerExchange> {
-    return this.exchange(name, 'headers', options);
   }
 
   /**
