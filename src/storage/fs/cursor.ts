@@ -64,10 +64,9 @@ export class FsCursor<T> implements LogCursor<T> {
   /** The next offset this cursor may yield. */
   #want: number;
 
-  /** The current frame: CURRENT, RECORD and TIMESTAMP bits, and where it is. */
+  /** The current frame: CURRENT, RECORD and TIMESTAMP bits; it spans `[#frameAt, #at)`. */
   #frame = 0;
   #frameAt = 0;
-  #frameLength = 0;
   #record: T | undefined;
   #timestamp = Number.NaN;
 
@@ -79,7 +78,8 @@ export class FsCursor<T> implements LogCursor<T> {
   get record(): T {
     const frame = this.#frame;
     if (frame & RECORD) {
-      this.#record = this.#log.decodeAt(this.#seg!, this.#bytes, this.#frameAt, this.#frameLength);
+      const at = this.#frameAt;
+      this.#record = this.#log.decodeAt(this.#seg!, this.#bytes, at, this.#at - at);
       this.#frame = frame & ~RECORD;
     }
     return (frame & CURRENT ? this.#record : undefined) as T;
@@ -103,38 +103,52 @@ export class FsCursor<T> implements LogCursor<T> {
   }
 
   next(): boolean {
-    this.#frame = 0; // the frame is about to change
-    // Fast path: the next frames of the current run, while nothing moved under the cursor.
-    if (this.#epoch === this.#log.epoch) {
+    // Fast path, small enough to be inlined into the caller's loop: the next frame of the
+    // current run is wanted, and nothing moved under the cursor. Anything else is `#walk()`.
+    const at = this.#at;
+    const runEnd = this.#runEnd;
+    if (at + FRAME_HEADER <= runEnd && this.#epoch === this.#log.epoch) {
+      const bytes = this.#bytes;
+      const seg = this.#seg!;
+      const end = at + FRAME_HEADER + u32(bytes, at);
+      const slot = this.#slot;
+      // A dense segment holds offset firstOffset + slot at each slot; a compacted one says.
+      const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, at) : slot);
+      if (end <= runEnd && offset >= this.#want && seg.deletedCount === 0) {
+        this.#slot = slot + 1;
+        this.#at = end;
+        this.#frameAt = at;
+        this.#want = offset + 1;
+        this.offset = offset;
+        this.#frame = CURRENT | RECORD | TIMESTAMP;
+        return true;
+      }
+    }
+    return this.#walk();
+  }
+
+  /** `next()` past skipped frames and across windows, segments and the write buffer. */
+  #walk(): boolean {
+    this.#frame = 0;
+    const log = this.#log;
+    if (this.#epoch === log.epoch) {
+      // The rest of the run, skipping frames before `#want` and deleted ones.
       const bytes = this.#bytes;
       const runEnd = this.#runEnd;
       const seg = this.#seg!;
       let at = this.#at;
       while (at + FRAME_HEADER <= runEnd) {
-        const length = FRAME_HEADER + u32(bytes, at);
-        if (at + length > runEnd) break;
-        const frameAt = at;
-        at += length;
+        const end = at + FRAME_HEADER + u32(bytes, at);
+        if (end > runEnd) break;
         const slot = this.#slot++;
-        // A dense segment holds offset firstOffset + slot at each slot; a compacted one says.
-        const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, frameAt) : slot);
-        if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) continue;
-        this.#at = at;
-        this.#want = offset + 1;
-        this.offset = offset;
-        this.#frameAt = frameAt;
-        this.#frameLength = length;
-        this.#frame = CURRENT | RECORD | TIMESTAMP;
-        return true;
+        const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, at) : slot);
+        if (offset >= this.#want && (seg.deletedCount === 0 || !seg.isDeletedSlot(slot))) {
+          return this.#yield(offset, at, end);
+        }
+        at = end;
       }
       this.#at = at;
     }
-    return this.#next();
-  }
-
-  /** `next()` through the reader: entering a window, a segment or the write buffer. */
-  #next(): boolean {
-    const log = this.#log;
     log.check();
     this.#epoch = log.epoch;
     for (;;) {
@@ -150,23 +164,19 @@ export class FsCursor<T> implements LogCursor<T> {
       }
       const bytes = reader.bytes;
       const frameAt = reader.at;
-      const length = reader.length;
+      const end = frameAt + reader.length;
       this.#bytes = bytes;
       this.#base = pos - frameAt;
-      this.#at = frameAt + length;
       this.#runEnd = reader.runEnd;
       const slot = this.#slot++;
       const offset = seg.firstOffset + (seg.present ? frameDelta(bytes, frameAt) : slot);
       if (offset < this.#want || (seg.deletedCount !== 0 && seg.isDeletedSlot(slot))) {
-        // The rest of the run is walked by the fast path.
-        if (this.#runEnd > this.#at) return this.next();
+        this.#at = end;
+        // The rest of the run is walked above.
+        if (this.#runEnd > end) return this.#walk();
         continue;
       }
-      this.#want = offset + 1;
-      this.offset = offset;
-      this.#frameAt = frameAt;
-      this.#frameLength = length;
-      this.#frame = CURRENT | RECORD | TIMESTAMP;
+      this.#yield(offset, frameAt, end);
       if (reader.inBatch) {
         // Later appends reuse the write buffer: read the frame while it is there.
         void this.record;
@@ -174,6 +184,16 @@ export class FsCursor<T> implements LogCursor<T> {
       }
       return true;
     }
+  }
+
+  /** Makes the frame `[at, end)` of `#bytes`, holding `offset`, the current one. */
+  #yield(offset: number, at: number, end: number): true {
+    this.#at = end;
+    this.#frameAt = at;
+    this.#want = offset + 1;
+    this.offset = offset;
+    this.#frame = CURRENT | RECORD | TIMESTAMP;
+    return true;
   }
 
   /** Finds the segment and position from which `#want` is reached. */

@@ -47,8 +47,13 @@ const MAX_BATCH = 1024 * 1024;
 const MAX_OPEN_SEGMENTS = 8;
 /** Records a sealed segment needs before compaction is worth a rewrite. */
 const COMPACT_MIN_RECORDS = 64;
-/** Stale marks that make the marks file worth rewriting (if they also outnumber live ones). */
-const STALE_MARKS_REWRITE = 4096;
+/**
+ * Stale marks that make the marks file worth rewriting (if they also outnumber live ones). A
+ * rewrite fsyncs the new file on the calling thread, and a last-value log makes a segment's
+ * worth of marks stale every few thousand acks: 16 Ki (128 KiB of file) keeps that to one
+ * rewrite per ~16 k acks.
+ */
+const STALE_MARKS_REWRITE = 16 * 1024;
 
 const OPTIONS_FILE = '~options';
 const MARKS_FILE = '~deleted';
@@ -586,6 +591,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#scheduler.touch();
     this.#open.add(old);
     const seg = this.#create(old.id + 1, this.#nextOffset);
+    // Segments of one log hold similar records: skip the tables' doubling from empty.
+    seg.reserve(old.slots);
     this.#segs.push(seg);
     this.#active = seg;
     this.#reclaim(old);

@@ -183,6 +183,13 @@ export class Segment implements SegmentInfo {
     this.size = pos + frameLength;
   }
 
+  /** Sizes the per-slot tables for `slots` records up front (a new segment sized like the last). */
+  reserve(slots: number): void {
+    if (slots > this.lens.length) this.lens = grow32(this.lens, slots);
+    if ((slots + 7) >>> 3 > this.deleted.length)
+      this.deleted = grow8(this.deleted, (slots + 7) >>> 3);
+  }
+
   #addSparse(slot: number, pos: number, timestamp: number): void {
     const n = this.sparseCount;
     if (n >= this.sparseSlot.length) {
