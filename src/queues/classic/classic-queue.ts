@@ -32,6 +32,7 @@ import {
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
+import { releaseQueueStorage } from '../release-storage.js';
 import {
   type DeadLetterRouter,
   type DeathReason,
@@ -438,8 +439,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#assertOpen();
     const count = this.store.readyCount + this.store.inFlightCount;
     await this.#shutdown();
-    await this.#storage.deleteNamespace(this.#namespace.name);
-    if (this.#ownsStorage) await this.#storage.close();
+    await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'delete');
     this.#onDelete?.(this.name);
     return count;
   }
@@ -452,8 +452,7 @@ export class ClassicQueue implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#shutdown();
-    await this.#namespace.close();
-    if (this.#ownsStorage) await this.#storage.close();
+    await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'close');
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

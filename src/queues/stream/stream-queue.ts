@@ -17,6 +17,7 @@ import {
   type SubscribeParams,
   type Subscription,
 } from '../consumer.js';
+import { releaseQueueStorage } from '../release-storage.js';
 import {
   parseStreamArguments,
   type StreamArguments,
@@ -352,8 +353,7 @@ export class StreamQueue implements AsyncDisposable {
   async delete(): Promise<number> {
     const count = this.#open().count;
     await this.#shutdown();
-    await this.#storage.deleteNamespace(this.#namespace.name);
-    if (this.#ownsStorage) await this.#storage.close();
+    await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'delete');
     this.#onDelete?.(this.name);
     return count;
   }
@@ -365,8 +365,7 @@ export class StreamQueue implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#shutdown();
-    await this.#namespace.close();
-    if (this.#ownsStorage) await this.#storage.close();
+    await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'close');
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

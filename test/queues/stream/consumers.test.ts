@@ -1,28 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MqliteError } from '../../../src/errors.js';
 import type { Message } from '../../../src/message/message.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import {
   offsetsOf,
-  openStream,
   publishMany,
   STORAGE_KINDS,
   settle,
-  TestStorage,
+  streamPerTest,
+  type TestStorage,
 } from './support.js';
 
 describe.each(STORAGE_KINDS)('stream consumers on %s storage', (kind) => {
   let storage: TestStorage;
   let stream: StreamQueue;
-
-  beforeEach(async () => {
-    storage = new TestStorage(kind);
-    stream = await openStream(storage);
-  });
-  afterEach(async () => {
-    await stream.close();
-    await storage.dispose();
-  });
+  streamPerTest(
+    kind,
+    (fresh) => ({ storage, stream } = fresh),
+    () => stream,
+  );
 
   it.each([
     [{ noAck: true }, 'noAck'],

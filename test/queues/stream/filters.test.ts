@@ -12,6 +12,7 @@ import {
   type ReadCounter,
   STORAGE_KINDS,
   settle,
+  streamPerTest,
   TestStorage,
 } from './support.js';
 
@@ -26,15 +27,11 @@ const NEAR_STOCKHOLM = { 'geo-within-radius': { ...STOCKHOLM, radius_km: 10 } };
 describe.each(STORAGE_KINDS)('filtered stream delivery on %s storage', (kind) => {
   let storage: TestStorage;
   let stream: StreamQueue;
-
-  beforeEach(async () => {
-    storage = new TestStorage(kind);
-    stream = await openStream(storage);
-  });
-  afterEach(async () => {
-    await stream.close();
-    await storage.dispose();
-  });
+  streamPerTest(
+    kind,
+    (fresh) => ({ storage, stream } = fresh),
+    () => stream,
+  );
 
   /** Subscribes with `params` and collects deliveries (acked by the callback's return). */
   async function collect(params: SubscribeParams): Promise<Message[]> {

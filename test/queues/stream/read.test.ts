@@ -1,22 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StreamEntry } from '../../../src/queues/stream/reader.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
-import { openStream, publishMany, STORAGE_KINDS, TestStorage } from './support.js';
+import { publishMany, STORAGE_KINDS, streamPerTest, type TestStorage } from './support.js';
 
 const text = (entry: StreamEntry) => new TextDecoder().decode(entry.message.body);
 
 describe.each(STORAGE_KINDS)('stream.read() on %s storage', (kind) => {
   let storage: TestStorage;
   let stream: StreamQueue;
-
-  beforeEach(async () => {
-    storage = new TestStorage(kind);
-    stream = await openStream(storage);
-  });
-  afterEach(async () => {
-    await stream.close();
-    await storage.dispose();
-  });
+  streamPerTest(
+    kind,
+    (fresh) => ({ storage, stream } = fresh),
+    () => stream,
+  );
 
   async function collect(iterable: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
     const out: StreamEntry[] = [];

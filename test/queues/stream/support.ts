@@ -1,8 +1,9 @@
+import { afterEach, beforeEach } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import { StreamQueue, type StreamQueueOptions } from '../../../src/queues/stream/stream-queue.js';
 import type { Log, LogCursor, Namespace, StorageAdapter } from '../../../src/storage/types.js';
 import { ManualClock } from '../../../src/testing/manual-clock.js';
-import type { TestStorage } from '../../support/test-storage.js';
+import { type StorageKind, TestStorage } from '../../support/test-storage.js';
 
 export { STORAGE_KINDS, type StorageKind, TestStorage } from '../../support/test-storage.js';
 
@@ -89,5 +90,26 @@ export function countReads(storage: StorageAdapter, counter: ReadCounter): Stora
     });
   return forward(storage, {
     namespace: async (name: string) => wrapNamespace(await storage.namespace(name)),
+  });
+}
+
+/**
+ * Gives every test of the enclosing `describe` a fresh storage of `kind` and a stream on it, and
+ * closes both after the test. `assign` receives them; `current` returns the stream to close (a
+ * test may replace it, e.g. with one opened on a wrapped storage).
+ */
+export function streamPerTest(
+  kind: StorageKind,
+  assign: (fresh: { storage: TestStorage; stream: StreamQueue }) => void,
+  current: () => StreamQueue,
+): void {
+  let storage: TestStorage | undefined;
+  beforeEach(async () => {
+    storage = new TestStorage(kind);
+    assign({ storage, stream: await openStream(storage) });
+  });
+  afterEach(async () => {
+    await current().close();
+    await storage?.dispose();
   });
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import { UnsettledOffsets } from '../../../src/queues/stream/tracking.js';
@@ -8,7 +8,8 @@ import {
   publishMany,
   STORAGE_KINDS,
   settle,
-  TestStorage,
+  streamPerTest,
+  type TestStorage,
 } from './support.js';
 
 describe('first unsettled offset', () => {
@@ -32,15 +33,11 @@ describe('first unsettled offset', () => {
 describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
   let storage: TestStorage;
   let stream: StreamQueue;
-
-  beforeEach(async () => {
-    storage = new TestStorage(kind);
-    stream = await openStream(storage);
-  });
-  afterEach(async () => {
-    await stream.close();
-    await storage.dispose();
-  });
+  streamPerTest(
+    kind,
+    (fresh) => ({ storage, stream } = fresh),
+    () => stream,
+  );
 
   async function consume(
     params: Parameters<StreamQueue['subscribe']>[0],
