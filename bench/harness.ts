@@ -30,6 +30,38 @@ export async function bestOf(
   return (ops / bestMs) * 1000;
 }
 
+/**
+ * Publishes `n` messages as a confirming publisher with a sliding window does: `publish(i)` in
+ * batches of `batch`, each batch followed by a turn of the event loop (where a real publisher
+ * waits for its socket) or, once `window` messages are unconfirmed, by a wait for the confirms of
+ * the oldest batch. Under group commit the publisher so goes on while an fsync runs, as over a
+ * channel in confirm mode. A queue hands out one confirm promise per storage log and tick, so a
+ * batch holds a few distinct ones; `publish` may return undefined for no confirm.
+ */
+export async function publishWindowed(
+  n: number,
+  publish: (i: number) => Promise<void> | undefined,
+  { batch = 1000, window }: { batch?: number; window: number },
+): Promise<void> {
+  const unconfirmed: Promise<unknown>[] = [];
+  const confirms = new Set<Promise<void>>();
+  const batches = Math.max(1, Math.floor(window / batch));
+  for (let i = 0; i < n; i += batch) {
+    const end = Math.min(n, i + batch);
+    let last: Promise<void> | undefined;
+    for (let j = i; j < end; j++) {
+      const confirm = publish(j);
+      // Consecutive publishes to one log share a promise: skip the set for those.
+      if (confirm !== last && confirm !== undefined) confirms.add((last = confirm));
+    }
+    unconfirmed.push(confirms.size === 1 ? last! : Promise.all(confirms));
+    confirms.clear();
+    if (unconfirmed.length >= batches) await unconfirmed.shift();
+    else await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(unconfirmed);
+}
+
 /** True when `moduleUrl` is the script node was started with (`npx tsx bench/x.ts`). */
 export function isMain(moduleUrl: string): boolean {
   return process.argv[1] !== undefined && moduleUrl === pathToFileURL(process.argv[1]).href;

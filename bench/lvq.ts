@@ -19,7 +19,7 @@ import { normalizeMessage } from '../src/message/normalize.js';
 import type { StoredMessage } from '../src/message/types.js';
 import { LastValueQueue } from '../src/queues/lvq/last-value-queue.js';
 import { fsStorage } from '../src/storage/fs/index.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults, publishWindowed } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -64,23 +64,14 @@ function publishMessages(
 
 /**
  * Calls `publish(0 … n-1)` in windows of {@link WINDOW}, keeping up to `depth` windows'
- * confirms (the promise of each window's last call) outstanding.
+ * confirms outstanding.
  */
-async function pipelined(
+function pipelined(
   n: number,
   depth: number,
   publish: (i: number) => Promise<void> | undefined,
 ): Promise<void> {
-  const confirms: Promise<void>[] = [];
-  for (let i = 0; i < n; i += WINDOW) {
-    let confirm: Promise<void> | undefined;
-    const end = Math.min(n, i + WINDOW);
-    for (let j = i; j < end; j++) confirm = publish(j) ?? confirm;
-    confirms.push(confirm!);
-    if (confirms.length >= depth) await confirms.shift();
-    else await new Promise((resolve) => setImmediate(resolve));
-  }
-  await Promise.all(confirms);
+  return publishWindowed(n, publish, { batch: WINDOW, window: depth * WINDOW });
 }
 
 async function memoryPublish(): Promise<BenchResult[]> {

@@ -55,6 +55,33 @@ export interface CompiledStreamFilter {
    * one geo filter, without match-unfiltered): an index may test the geometry itself.
    */
   readonly exactGeo: GeoFilter | undefined;
+  /**
+   * When defined, a message can match only if `passesValueGate` lets its filter-value key (see
+   * `filterValueKey`) through: the filter values alone rule the others out, so a replay may pass
+   * over messages by their key without reading their headers. Defined for match type `'all'`
+   * with a value filter, or `'any'` with value filters only.
+   */
+  readonly valueGate: ValueGate | undefined;
+}
+
+/** What a filter needs of a message's filter values; see `CompiledStreamFilter.valueGate`. */
+export interface ValueGate {
+  /** The distinct values of the filter's value filters. */
+  readonly values: readonly string[];
+  /** Every value is needed (match type `'all'`), else one. */
+  readonly all: boolean;
+  /** Whether a message without filter values gets through (match-unfiltered). */
+  readonly unfiltered: boolean;
+  /** The filter has value filters only: what the gate lets through, it matches. */
+  readonly exact: boolean;
+}
+
+/**
+ * Whether a message with this filter-value key may match a filter with this gate; `false` is
+ * a guarantee that it does not.
+ */
+export function passesValueGate(gate: ValueGate, key: string | undefined): boolean {
+  return key === undefined ? gate.unfiltered : holds(filterValues(key), gate.values, gate.all);
 }
 
 const GEO_COST: Record<GeoFilter['kind'], number> = { bbox: 0, radius: 1, polygon: 2 };
@@ -105,8 +132,22 @@ function holds(tagged: readonly string[], values: readonly string[], all: boolea
   return all;
 }
 
+/** The distinct values of a spec's value filters. */
+function valuesOf(spec: StreamFilterSpec): string[] {
+  return [...new Set(spec.filters.flatMap((f) => (f.kind === 'value' ? [f.value] : [])))];
+}
+
+function valueGateOf(spec: StreamFilterSpec): ValueGate | undefined {
+  const values = valuesOf(spec);
+  const all = spec.matchType === 'all';
+  const exact = spec.filters.every((f) => f.kind === 'value');
+  // With 'any', a key-value or geo filter may match whatever the filter values say.
+  if (values.length === 0 || (!all && !exact)) return undefined;
+  return Object.freeze({ values, all, unfiltered: spec.matchUnfiltered, exact });
+}
+
 function buildPredicate(spec: StreamFilterSpec): (headers: Headers | undefined) => boolean {
-  const values = [...new Set(spec.filters.flatMap((f) => (f.kind === 'value' ? [f.value] : [])))];
+  const values = valuesOf(spec);
   const headerFilters = spec.filters.flatMap((f) => (f.kind === 'header' ? [f] : []));
   const keys = headerFilters.map((f) => f.key);
   const expected = headerFilters.map((f) => f.value);
@@ -183,6 +224,7 @@ export function compileFilter(spec: StreamFilterSpec): CompiledStreamFilter {
     requiredValues: requiredValuesOf(spec),
     nodeBoxes: Object.freeze(nodeBoxes),
     exactGeo: only && isGeo(only) && !spec.matchUnfiltered ? only : undefined,
+    valueGate: valueGateOf(spec),
   });
 }
 

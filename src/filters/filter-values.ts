@@ -31,6 +31,16 @@ export function splitList(list: string): string[] {
   return out;
 }
 
+/**
+ * What decides a message's filter values, as one string: `undefined` when it has no
+ * `x-stream-filter-value` header (missing or null), else the header's rendering, or `''` when it
+ * has none (a header that carries no value). Messages with equal keys have equal filter values.
+ */
+export function filterValueKey(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  return renderScalar(raw) ?? '';
+}
+
 const NONE: readonly string[] = Object.freeze([]);
 const CACHE_LIMIT = 4096;
 // Publishers use few distinct filter values, and every consumer of a stream looks at the same

@@ -254,8 +254,6 @@ export class GeoIndex<Id> {
         ) {
           continue;
         }
-        const entry = entries[c]!;
-        if (entry.seen === epoch || entry.dead) continue;
         if (exact && shapes[c] === Shape.Circle) {
           // `withinRadius` on the flat constants, the point's cosine hoisted.
           const k = c * CIRCLE_STRIDE;
@@ -266,6 +264,9 @@ export class GeoIndex<Id> {
             continue;
           }
         }
+        // The entry object (a cache miss per item) only for items the flat arrays let through.
+        const entry = entries[c]!;
+        if (entry.seen === epoch || entry.dead) continue;
         entry.seen = epoch;
         out.push(entry);
       }

@@ -2,8 +2,14 @@
  * Stream filters: consumer arguments to compiled predicates, consumer indexes (geo and by filter
  * value), segment summaries.
  */
-export { type CompiledStreamFilter, compileFilter, parseStreamFilter } from './compile.js';
-export { filterValues, renderScalar } from './filter-values.js';
+export {
+  type CompiledStreamFilter,
+  compileFilter,
+  parseStreamFilter,
+  passesValueGate,
+  type ValueGate,
+} from './compile.js';
+export { filterValueKey, filterValues, renderScalar } from './filter-values.js';
 export { EARTH_RADIUS_KM, haversineKm, headerLat, headerLon, radiusBoxes } from './geo.js';
 export { GeoIndex } from './geo-index.js';
 export { parseFilterArgs } from './parse.js';

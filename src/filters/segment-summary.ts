@@ -122,12 +122,15 @@ export class SegmentSummaryBuilder {
     return this.#count;
   }
 
-  /** Adds one message, given its headers. */
-  add(headers: Headers | undefined): void {
+  /**
+   * Adds one message, given its headers. With `valuesSeen`, an earlier message of this summary
+   * carried the same `x-stream-filter-value` header: its values are in already.
+   */
+  add(headers: Headers | undefined, valuesSeen = false): void {
     this.#count++;
     const raw = headers?.[FILTER_VALUE_HEADER];
     if (raw === undefined || raw === null) this.#unfiltered = true;
-    else for (const value of filterValues(raw)) this.#addValue(value);
+    else if (!valuesSeen) for (const value of filterValues(raw)) this.#addValue(value);
     if (!headers) return;
     const lat = headerLat(headers);
     const lon = headerLon(headers);

@@ -197,8 +197,10 @@ function write(message: StoredMessage, start: number): void {
   pos += 2;
   writeString(message.exchange);
   writeString(message.routingKey);
-  const present = writeProperties(message.properties);
-  buf.writeUInt16LE(present, start);
+  const properties = message.properties;
+  const present = properties === EMPTY_PROPERTIES ? 0 : writeProperties(properties);
+  buf[start] = present;
+  buf[start + 1] = present >>> 8;
   const body = message.body;
   ensure(body.byteLength);
   buf.set(body, pos);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type CompiledStreamFilter, parseStreamFilter } from '../../src/filters/index.js';
+import {
+  type CompiledStreamFilter,
+  parseStreamFilter,
+  passesValueGate,
+} from '../../src/filters/index.js';
 
 function filter(f: unknown, extra: Record<string, unknown> = {}): CompiledStreamFilter {
   const compiled = parseStreamFilter({ 'x-stream-filter': f, ...extra });
@@ -215,5 +219,31 @@ describe('compiled filter shape', () => {
     const box = { 'geo-bbox': { min_lat: 0, max_lat: 1, min_lon: 0, max_lon: 1 } };
     expect(filter(box).geoRegion).toBeDefined();
     expect(filter(box, { 'x-stream-match-unfiltered': true }).geoRegion).toBeUndefined();
+  });
+
+  it('gates on filter values only where they alone can rule a message out', () => {
+    const box = { 'geo-bbox': { min_lat: 0, max_lat: 1, min_lon: 0, max_lon: 1 } };
+    const anyType = { 'x-filter-match-type': 'any' };
+    const passes = (f: CompiledStreamFilter, key: string | undefined) =>
+      passesValueGate(f.valueGate!, key);
+    const all = filter('a,b');
+    expect(['a,b', ' b , a,c', 'a', '', undefined].map((k) => passes(all, k))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+    const any = filter('a,b', anyType);
+    expect(['b', 'c', undefined].map((k) => passes(any, k))).toEqual([true, false, false]);
+    expect(passes(filter('a', { 'x-stream-match-unfiltered': true }), undefined)).toBe(true);
+    // 'all': the other filters only narrow what the values let through.
+    expect(passes(filter({ 'x-stream-filter': 'a', color: 'red', ...box }), 'a')).toBe(true);
+    // 'any': a key-value or geo filter may match whatever the values are; without values there
+    // is nothing to gate on.
+    expect(filter(['a', box], anyType).valueGate).toBeUndefined();
+    expect(filter({ 'x-stream-filter': 'a', color: 'red' }, anyType).valueGate).toBeUndefined();
+    expect(filter(box).valueGate).toBeUndefined();
+    expect(filter({ color: 'red' }).valueGate).toBeUndefined();
   });
 });

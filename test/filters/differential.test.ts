@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MqliteError } from '../../src/errors.js';
-import { parseStreamFilter } from '../../src/filters/index.js';
+import { filterValueKey, parseStreamFilter, passesValueGate } from '../../src/filters/index.js';
 import { referenceMatches } from './reference-filter.js';
 
 const VALUES = ['a', 'b', 'c', 'd'];
@@ -80,7 +80,10 @@ const argsArb = fc.record(
 const messageArb = fc.option(
   fc.record(
     {
-      'x-stream-filter-value': fc.oneof(valueListArb, fc.constantFrom<unknown>(5, null, true)),
+      'x-stream-filter-value': fc.oneof(
+        valueListArb,
+        fc.constantFrom<unknown>(5, null, true, new Date(5), ['a']),
+      ),
       color: scalarArb,
       size: fc.oneof(scalarArb, fc.constantFrom<unknown>(null, new Date(5), [5])),
       'x-geo-lat': fc.oneof(latArb, fc.constantFrom<unknown>('45', 91, -90.5, Number.NaN, null)),
@@ -104,7 +107,14 @@ describe('compiled filters agree with the reference interpreter', () => {
           const compiled = parseStreamFilter(args);
           for (const headers of messages) {
             const actual = compiled ? compiled.matches(headers) : true;
-            expect(actual).toBe(referenceMatches(args, headers));
+            const expected = referenceMatches(args, headers);
+            expect(actual).toBe(expected);
+            // A replay passes over what the value gate rules out: it must never hold a match.
+            const gate = compiled?.valueGate;
+            const key = filterValueKey(headers?.['x-stream-filter-value']);
+            if (gate && !passesValueGate(gate, key)) expect(expected).toBe(false);
+            // An exact gate is the whole filter: a replay delivers what it lets through unread.
+            if (gate?.exact) expect(passesValueGate(gate, key)).toBe(expected);
           }
         },
       ),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterValues, renderScalar } from '../../src/filters/filter-values.js';
+import { filterValueKey, filterValues, renderScalar } from '../../src/filters/filter-values.js';
 
 describe('message filter values', () => {
   it('split a comma list into trimmed, non-empty pieces', () => {
@@ -19,5 +19,12 @@ describe('message filter values', () => {
       undefined,
       undefined,
     ]);
+  });
+
+  it('key a header by what decides its filter values', () => {
+    expect([undefined, null].map(filterValueKey)).toEqual([undefined, undefined]);
+    expect(['a,b', 12, true].map(filterValueKey)).toEqual(['a,b', '12', 'true']);
+    // Present without a rendering: tagged with nothing, as an empty list.
+    expect([new Date(0), ['a'], ''].map(filterValueKey)).toEqual(['', '', '']);
   });
 });

@@ -200,4 +200,51 @@ describe('geo index of consumers', () => {
     }
     expect(index.size).toBe(live.size);
   });
+
+  it('reports built consumers with several boxes once, and none removed after the build', () => {
+    const index = new GeoIndex<string>();
+    const live = new Map<string, CompiledStreamFilter>();
+    // Circles across the antimeridian and beside it, every tenth consumer two overlapping boxes:
+    // enough to be built.
+    const overlapping = [
+      { 'geo-bbox': { min_lat: -10, max_lat: 0, min_lon: 179, max_lon: 180 } },
+      { 'geo-bbox': { min_lat: -6, max_lat: 5, min_lon: 179.5, max_lon: 180 } },
+    ];
+    for (let i = 0; i < 200; i++) {
+      const f =
+        i % 10 === 3
+          ? compile(overlapping, { 'x-filter-match-type': 'any' })
+          : circle(-20 + (i % 40), i % 2 === 0 ? 179.8 : -179.5, 60 + i);
+      index.insert(String(i), f);
+      live.set(String(i), f);
+    }
+    const check = () => {
+      for (const [lat, lon] of [
+        [-5, 179.9],
+        [-5, -179.9],
+        [10, 180],
+        [0, -179.2],
+      ] as const) {
+        const headers = at(lat, lon);
+        const naive = [...live].flatMap(([id, f]) => (f.matches(headers) ? [id] : [])).sort();
+        expect(matchesOf(index, headers)).toEqual(naive);
+      }
+    };
+    check();
+    // Fewer than a quarter removed: the built tree stays and skips them.
+    for (let i = 0; i < 200; i += 5) {
+      index.remove(String(i));
+      live.delete(String(i));
+    }
+    check();
+    // Removed from inside a visit: the search goes on with what it found.
+    const visited: string[] = [];
+    index.forEachMatch(at(-5, 179.9), (id) => {
+      visited.push(id);
+      index.remove(id);
+    });
+    expect(visited.length).toBeGreaterThan(1);
+    expect(new Set(visited).size).toBe(visited.length);
+    expect(matchesOf(index, at(-5, 179.9))).toEqual([]);
+  });
 });

@@ -40,6 +40,21 @@ describe('segment summaries', () => {
     });
   });
 
+  it('counts a message whose values are in already, and its coordinates, without its values', () => {
+    const builder = new SegmentSummaryBuilder();
+    builder.add({ 'x-stream-filter-value': 'a' });
+    builder.add({ 'x-stream-filter-value': 'a', 'x-geo-lat': 1, 'x-geo-lon': 2 }, true);
+    // The caller vouches for the values: a value it vouches for wrongly is not added.
+    builder.add({ 'x-stream-filter-value': 'b' }, true);
+    builder.add(undefined, true);
+    expect(builder.toJSON()).toMatchObject({
+      count: 4,
+      unfiltered: true,
+      values: ['a'],
+      geo: { minLat: 1, maxLat: 1, minLon: 2, maxLon: 2 },
+    });
+  });
+
   it('lets a reader skip segments without the wanted value', () => {
     const s = summarize([{ 'x-stream-filter-value': 'a' }, { 'x-stream-filter-value': 'b' }]);
     expect(mayMatch(compile('a'), s)).toBe(true);

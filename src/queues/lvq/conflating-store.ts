@@ -8,7 +8,9 @@
  *   gone, released (`requeue`) it is discarded rather than redelivered.
  * - Messages without the key header are plain FIFO entries: never replaced, never replacing.
  * - Handles are log offsets, so delivery order, browse order and arrival order are one order, and
- *   a requeued message goes back to its original position.
+ *   a requeued message goes back to its original position. The ready FIFO is the table itself,
+ *   read in handle order from a head: a publish appends to no list, and a value removed from the
+ *   middle leaves nothing behind to skip but a free slot of the table.
  *
  * Live messages are kept in memory (in an `EntryTable`, which allocates nothing per message), so
  * memory grows with live keys and keyless messages, not with messages ever published; the log is
@@ -76,11 +78,14 @@ export class ConflatingStore implements ReadyStore {
   readonly #table = new EntryTable();
   /** Key → handle of its latest message (ready or in flight). */
   readonly #latest = new Map<LvqKey, Latest>();
-  /** Ready handles in order from `#head` on, with dead slots (removed messages). */
-  #fifo: number[] = [];
+  /**
+   * Every stored handle from here on is ready and waits in the FIFO; the handles before it were
+   * taken (in flight or requeued) or are gone.
+   */
   #head = 0;
-  #dead = 0;
-  /** Requeued handles, ascending; all precede every handle of `#fifo`. */
+  /** The handle added last: nothing is stored after it. */
+  #last = -1;
+  /** Requeued handles, ascending; all precede `#head`. */
   #requeued: number[] = [];
   #readyCount = 0;
   #readyBytes = 0;
@@ -155,7 +160,6 @@ export class ConflatingStore implements ReadyStore {
     const handle = this.#log.append(message, timestamp);
     this.#logDirty = true;
     this.#insert(handle, message, timestamp);
-    this.#compactFifo();
     this.onAdd?.();
     return handle;
   }
@@ -169,7 +173,7 @@ export class ConflatingStore implements ReadyStore {
     if (handle === NO_HANDLE) return NO_HANDLE;
     const table = this.#table;
     if (table.flags(handle) & REQUEUED) this.#requeued.shift();
-    else this.#head++;
+    else this.#head = handle + 1;
     table.setFlags(handle, IN_FLIGHT);
     const bytes = table.bytes(handle);
     this.#readyCount--;
@@ -206,8 +210,7 @@ export class ConflatingStore implements ReadyStore {
   settle(handle: number): void {
     const flags = this.#flags(handle);
     this.#inFlightCount--;
-    this.#inFlightBytes -= this.#table.bytes(handle);
-    this.#delete(handle, flags);
+    this.#inFlightBytes -= this.#delete(handle, flags);
   }
 
   remove(handle: number): void {
@@ -224,9 +227,6 @@ export class ConflatingStore implements ReadyStore {
       else this.#delete(handle, this.#table.flags(handle));
     }
     if (truncate) this.#log.truncate();
-    this.#fifo = [];
-    this.#head = 0;
-    this.#dead = 0;
     this.#requeued = [];
     this.#readyCount = 0;
     this.#readyBytes = 0;
@@ -263,9 +263,9 @@ export class ConflatingStore implements ReadyStore {
 
   *ready(): IterableIterator<number> {
     yield* this.#requeued;
-    for (let i = this.#head; i < this.#fifo.length; i++) {
-      const handle = this.#fifo[i]!;
-      if (this.#table.flags(handle) & READY) yield handle;
+    const table = this.#table;
+    for (let handle = table.next(this.#head); handle >= 0; handle = table.next(handle + 1)) {
+      yield handle;
     }
   }
 
@@ -300,9 +300,8 @@ export class ConflatingStore implements ReadyStore {
   /** Stores a live record as ready at the tail, replacing a ready older value of its key. */
   #insert(handle: number, message: StoredMessage, timestamp: number): void {
     const key = this.keyOf(message);
-    // Stored before the older value goes, so a page of the table is not freed and remade.
     this.#table.add(handle, message, key, timestamp, READY);
-    this.#fifo.push(handle);
+    this.#last = handle;
     this.#readyCount++;
     this.#readyBytes += message.body.byteLength;
     if (key === undefined) return;
@@ -323,63 +322,42 @@ export class ConflatingStore implements ReadyStore {
     }
   }
 
-  /** The next ready handle in delivery order, dropping dead slots at the FIFO's head. */
+  /** The next ready handle in delivery order; the head moves past the free slots before it. */
   #next(): number {
     if (this.#requeued.length > 0) return this.#requeued[0]!;
-    const fifo = this.#fifo;
-    const table = this.#table;
-    let head = this.#head;
-    while (head < fifo.length) {
-      const handle = fifo[head]!;
-      if (table.flags(handle) & READY) {
-        this.#head = head;
-        return handle;
-      }
-      head++;
-      this.#dead--;
+    const handle = this.#table.next(this.#head);
+    if (handle < 0) {
+      this.#head = this.#last + 1;
+      return NO_HANDLE;
     }
-    this.#head = head;
-    return NO_HANDLE;
+    this.#head = handle;
+    return handle;
   }
 
   #removeReady(handle: number, flags: number): void {
     if (flags & REQUEUED) this.#requeued.splice(this.#requeued.indexOf(handle), 1);
-    else this.#dead++;
     this.#readyCount--;
-    this.#readyBytes -= this.#table.bytes(handle);
-    this.#delete(handle, flags);
+    this.#readyBytes -= this.#delete(handle, flags);
   }
 
-  /** Forgets a stored message and marks its record deleted. */
-  #delete(handle: number, flags: number): void {
-    this.#forget(handle, flags);
+  /** Forgets a stored message and marks its record deleted; returns its body bytes. */
+  #delete(handle: number, flags: number): number {
+    const bytes = this.#forget(handle, flags);
     this.#log.markDeleted(handle);
     this.#logDirty = true;
+    return bytes;
   }
 
-  /** Forgets a stored message; `flags` has SUPERSEDED when the key map no longer points at it. */
-  #forget(handle: number, flags: number): void {
+  /**
+   * Forgets a stored message and returns its body bytes; `flags` has SUPERSEDED when the key map
+   * no longer points at it.
+   */
+  #forget(handle: number, flags: number): number {
     if (!(flags & SUPERSEDED)) {
       const key = this.#table.key(handle);
       if (key !== undefined) this.#latest.delete(key);
     }
-    this.#table.delete(handle);
-  }
-
-  /** Rebuilds the FIFO once dead slots and consumed ones make up most of it: amortized O(1). */
-  #compactFifo(): void {
-    const fifo = this.#fifo;
-    const waste = this.#head + this.#dead;
-    if (waste < 1024 || waste * 2 < fifo.length) return;
-    const table = this.#table;
-    let n = 0;
-    for (let i = this.#head; i < fifo.length; i++) {
-      const handle = fifo[i]!;
-      if (table.flags(handle) & READY) fifo[n++] = handle;
-    }
-    fifo.length = n;
-    this.#head = 0;
-    this.#dead = 0;
+    return this.#table.delete(handle);
   }
 
   /** The state bits of a stored handle; throws for a handle that is not stored. */

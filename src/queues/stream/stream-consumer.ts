@@ -7,7 +7,7 @@ import {
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
-import type { FilterSummaries } from './summaries.js';
+import { FilterScan, type FilterSummaries } from './summaries.js';
 import { type OffsetStore, UnsettledOffsets } from './tracking.js';
 
 /** The header every stream delivery carries its offset in. */
@@ -72,13 +72,14 @@ export class StreamConsumer implements ConsumerHost<number> {
 
   readonly #context: StreamConsumerContext;
   readonly #cursor: LogCursor<StoredMessage>;
-  readonly #unsettled = new UnsettledOffsets();
+  /** What it was given and has not settled: kept only to store the resume offset. */
+  readonly #unsettled: UnsettledOffsets | undefined;
   #redeliver: number[] = [];
   #redeliverHead = 0;
   /** Next offset the cursor reads. */
   #position: number;
-  /** Where the filter next consults the block summaries. */
-  #nextSkipCheck = 0;
+  /** Its filter's search state in the block summaries, with where it next consults them. */
+  readonly #scan: FilterScan | undefined;
   #pumping = false;
   #turnScheduled = false;
   #parked = false;
@@ -99,7 +100,9 @@ export class StreamConsumer implements ConsumerHost<number> {
       options.filter !== undefined &&
       (options.filter.geoRegion !== undefined || options.filter.requiredValues !== undefined);
     this.tracking = options.tracking;
+    this.#unsettled = options.tracking ? new UnsettledOffsets() : undefined;
     this.#position = options.start;
+    this.#scan = options.filter && new FilterScan(options.filter);
     this.#cursor = context.log.cursor(options.start);
     this.subscription = new Subscription<number>(this, queueName, params, callback);
   }
@@ -109,9 +112,12 @@ export class StreamConsumer implements ConsumerHost<number> {
     return this.subscription.consumerTag;
   }
 
-  /** The offset this consumer would resume from: its first unsettled offset, or its position. */
+  /**
+   * The offset this consumer would resume from: its first unsettled offset (tracking consumers
+   * only keep them), or its position.
+   */
   get resumeOffset(): number {
-    const first = this.#unsettled.first() ?? this.#position;
+    const first = this.#unsettled?.first() ?? this.#position;
     return Math.max(first, this.#context.log.firstOffset);
   }
 
@@ -138,6 +144,16 @@ export class StreamConsumer implements ConsumerHost<number> {
   }
 
   /**
+   * Whether it waits for a match at `offset` (parked, not past it): 0 when not, else 2 with
+   * prefetch room and 1 without. Reading it ahead of `deliverMatch` brings the consumer's state
+   * into the cache.
+   */
+  waitState(offset: number): number {
+    if (!this.#parked || offset < this.#position) return 0;
+    return this.subscription.capacity > 0 ? 2 : 1;
+  }
+
+  /**
    * The stream found, through its indexes, that this consumer's filter matches the message
    * published at `offset`: deliver it without reading the log, if the consumer waits at the end
    * and has not read past it. Out of prefetch room, it reads on its own from there once acks
@@ -155,7 +171,7 @@ export class StreamConsumer implements ConsumerHost<number> {
     }
     this.#position = offset + 1;
     this.#seekDue = true;
-    this.#unsettled.add(offset);
+    this.#unsettled?.add(offset);
     // An ack from the callback must not make it read the log: the index hands it its matches.
     this.#pumping = true;
     try {
@@ -179,13 +195,13 @@ export class StreamConsumer implements ConsumerHost<number> {
   }
 
   onAck(_consumer: Subscription<number>, offset: number): void {
-    this.#unsettled.settle(offset);
+    this.#unsettled?.settle(offset);
     this.#storeProgress();
   }
 
   onReject(consumer: Subscription<number>, offset: number, requeue: boolean): void {
     if (!requeue) {
-      this.#unsettled.settle(offset);
+      this.#unsettled?.settle(offset);
       this.#storeProgress();
     } else if (consumer.active) {
       // Stays unsettled (it holds back the stored offset) until redelivered and settled.
@@ -222,6 +238,7 @@ export class StreamConsumer implements ConsumerHost<number> {
     const sub = this.subscription;
     const cursor = this.#cursor;
     const filter = this.filter?.matches;
+    const scan = this.#scan;
     this.#pumping = true;
     let budget = TURN_BUDGET;
     try {
@@ -238,10 +255,14 @@ export class StreamConsumer implements ConsumerHost<number> {
         // but not the per-delivery checks: nothing reaches the consumer while it skips.
         let found = false;
         while (--budget > 0) {
-          if (filter !== undefined && this.#position >= this.#nextSkipCheck) this.#skipBlocks();
+          if (scan !== undefined && this.#position >= scan.until) this.#skip(scan);
           if (!cursor.next()) break;
           this.#position = cursor.offset + 1;
-          if (filter === undefined || filter(cursor.record.properties.headers)) {
+          if (
+            filter === undefined ||
+            cursor.offset < scan!.sureUntil ||
+            filter(cursor.record.properties.headers)
+          ) {
             found = true;
             break;
           }
@@ -255,7 +276,7 @@ export class StreamConsumer implements ConsumerHost<number> {
           break;
         }
         const offset = cursor.offset;
-        this.#unsettled.add(offset);
+        this.#unsettled?.add(offset);
         sub.deliver(offset, cursor.record, false, OFFSET_HEADER, offset);
       }
     } finally {
@@ -264,16 +285,18 @@ export class StreamConsumer implements ConsumerHost<number> {
     this.#storeProgress();
   }
 
-  /** Jumps over summarized blocks that hold nothing the filter matches. */
-  #skipBlocks(): void {
+  /**
+   * Jumps to the next message the block summaries cannot rule out. What it jumps over moves the
+   * position (and so the stored offset) as a filtered-out message does.
+   */
+  #skip(scan: FilterScan): void {
     const { summaries, log } = this.#context;
     const from = Math.max(this.#position, log.firstOffset);
-    const to = summaries.skip(this.filter!, from);
-    if (to > from) {
+    const to = summaries.skip(scan, from);
+    if (to > this.#position) {
       this.#cursor.seek(to);
       this.#position = to;
     }
-    this.#nextSkipCheck = summaries.nextBoundary(Math.max(to, this.#position));
   }
 
   #redeliverOne(): void {
@@ -285,7 +308,7 @@ export class StreamConsumer implements ConsumerHost<number> {
     const record = this.#context.log.get(offset);
     if (record === undefined) {
       // Retention dropped it while it waited: nothing left to redeliver.
-      this.#unsettled.settle(offset);
+      this.#unsettled?.settle(offset);
       return;
     }
     this.subscription.deliver(offset, record, true, OFFSET_HEADER, offset);

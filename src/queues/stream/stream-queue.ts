@@ -61,6 +61,9 @@ interface StreamInit {
 /** Prefetch of a stream consumer that gave none: streams need a bounded window. */
 export const DEFAULT_STREAM_PREFETCH = 1000;
 
+/** Indexed matches gathered before delivering them: enough to overlap their cache misses. */
+const MATCH_BATCH = 64;
+
 const LOG_NAME = 'messages';
 const ARGUMENTS_KEY = 'stream.arguments';
 const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
@@ -123,9 +126,16 @@ export class StreamQueue implements AsyncDisposable {
   #indexedMessages: StoredMessage[] = [];
   #spareIndexedOffsets: number[] = [];
   #spareIndexedMessages: StoredMessage[] = [];
-  /** The message whose indexed matches are being delivered. */
-  #matchOffset = 0;
-  #matchMessage: StoredMessage | undefined;
+  /**
+   * Indexed matches found and not yet delivered: the consumer, and the index of its message in
+   * the tick's buffers. Delivered in order once {@link MATCH_BATCH} gathered (see
+   * `#deliverMatchBatch`).
+   */
+  readonly #matchConsumers: StreamConsumer[] = [];
+  readonly #matchMessages: number[] = [];
+  readonly #matchStates = new Uint8Array(MATCH_BATCH);
+  /** Index of the message the indexes are searched for. */
+  #matchMessage = 0;
   /** When the log's bytes reach this, its active segment filled: run retention. */
   #rollCheckBytes = 0;
   #tickScheduled = false;
@@ -468,22 +478,49 @@ export class StreamQueue implements AsyncDisposable {
     const geo = this.#geoConsumers.size > 0 ? this.#geoConsumers : undefined;
     const byValue = this.#valueConsumers.size > 0 ? this.#valueConsumers : undefined;
     for (let i = 0; i < offsets.length; i++) {
-      const message = messages[i]!;
-      const headers = message.properties.headers!;
-      // Offsets below this were checked: a consumer cancelled from here on resumes here.
-      this.#scanned = this.#matchOffset = offsets[i]!;
-      this.#matchMessage = message;
-      geo?.forEachMatch(headers, this.#deliverIndexedMatch);
-      byValue?.forEachMatch(headers, this.#deliverIndexedMatch);
+      const headers = messages[i]!.properties.headers!;
+      this.#matchMessage = i;
+      geo?.forEachMatch(headers, this.#gatherMatch);
+      byValue?.forEachMatch(headers, this.#gatherMatch);
+      if (this.#matchConsumers.length >= MATCH_BATCH) this.#deliverMatchBatch(offsets, messages);
     }
+    this.#deliverMatchBatch(offsets, messages);
     offsets.length = 0;
     messages.length = 0;
-    this.#matchMessage = undefined;
   }
 
-  readonly #deliverIndexedMatch = (consumer: StreamConsumer): void => {
-    consumer.deliverMatch(this.#matchOffset, this.#matchMessage!);
+  readonly #gatherMatch = (consumer: StreamConsumer): void => {
+    this.#matchConsumers.push(consumer);
+    this.#matchMessages.push(this.#matchMessage);
   };
+
+  /**
+   * Delivers the gathered matches in order. Each consumer's state is read for the whole batch
+   * before any delivery: thousands of consumers do not fit the CPU caches, and these independent
+   * reads overlap their misses where a delivery at a time would wait for each in turn. A consumer
+   * that is not waiting for a match then stays so: one reading the log on its own reads it there.
+   */
+  #deliverMatchBatch(offsets: readonly number[], messages: readonly StoredMessage[]): void {
+    const consumers = this.#matchConsumers;
+    const at = this.#matchMessages;
+    const states = this.#matchStates;
+    // A single message may match more consumers than a batch holds.
+    for (let start = 0; start < consumers.length; start += MATCH_BATCH) {
+      const end = Math.min(consumers.length, start + MATCH_BATCH);
+      for (let i = start; i < end; i++)
+        states[i - start] = consumers[i]!.waitState(offsets[at[i]!]!);
+      for (let i = start; i < end; i++) {
+        if (states[i - start] === 0) continue;
+        const offset = offsets[at[i]!]!;
+        // Offsets below this were checked and handed over: a consumer cancelled from here on
+        // resumes here.
+        this.#scanned = offset;
+        consumers[i]!.deliverMatch(offset, messages[at[i]!]!);
+      }
+    }
+    consumers.length = 0;
+    at.length = 0;
+  }
 
   /** Summarizes the messages of the block that was still open when the stream last closed. */
   #resummarize(): void {

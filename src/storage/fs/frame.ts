@@ -23,7 +23,7 @@ export const BAD_CHECKSUM = -2;
  * `at + FRAME_HEADER`.
  */
 export function writeFrame(
-  buf: Buffer,
+  buf: Uint8Array,
   at: number,
   payloadLength: number,
   delta: number,

@@ -3,7 +3,7 @@ import { MqliteError } from '../../../src/errors.js';
 import { haversineKm } from '../../../src/filters/index.js';
 import type { Message } from '../../../src/message/message.js';
 import type { FieldTable } from '../../../src/message/types.js';
-import type { SubscribeParams } from '../../../src/queues/consumer.js';
+import type { SubscribeParams, Subscription } from '../../../src/queues/consumer.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import {
   countReads,
@@ -439,5 +439,40 @@ describe.each(STORAGE_KINDS)('many consumers at the end of a stream on %s storag
     );
     // Indexed consumers are handed their matches without reading; the two others read everything.
     expect(counter.records).toBe(2 * POINTS);
+  });
+
+  it('hands matches in order past batch limits, to consumers changing under the deliveries', async () => {
+    // 150 consumers around one point: every message matches them all, more than one batch.
+    const near = { 'geo-within-radius': { lat: 50, lon: 10, radius_km: 50 } };
+    const args = { 'x-stream-offset': 'next', 'x-stream-filter': near };
+    const received: number[][] = [];
+    const subs: Subscription<number>[] = [];
+    for (let i = 0; i < 150; i++) {
+      const mine: number[] = [];
+      received.push(mine);
+      // Every third consumer has room for one message and acknowledges by hand; the first one
+      // cancels the last consumer on its first delivery, before the last one is handed it.
+      const manual = i % 3 === 1;
+      subs.push(
+        await stream.subscribe({ prefetch: manual ? 1 : 1000, manualAck: manual, args }, (m) => {
+          mine.push(m.offset!);
+          if (i === 0 && mine.length === 1) void subs[149]!.cancel();
+        }),
+      );
+    }
+    for (let i = 0; i < 3; i++) void stream.publish(`p${i}`, at(50, 10));
+    await settle();
+    await settle();
+    for (const [i, mine] of received.entries()) {
+      if (i === 149) expect(mine).toEqual([]);
+      else if (i % 3 === 1) expect(mine).toEqual([1]);
+      else expect(mine).toEqual([1, 2, 3]);
+    }
+    // Acked, the full ones read the rest from the log, in order.
+    for (const [i, sub] of subs.entries()) if (i % 3 === 1) await sub.ack(1, true);
+    await settle();
+    for (const [i, mine] of received.entries()) {
+      if (i % 3 === 1) expect(mine.slice(0, 2)).toEqual([1, 2]);
+    }
   });
 });
