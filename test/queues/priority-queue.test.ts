@@ -69,6 +69,18 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
     expect(await drain(q)).toEqual(['urgent', 'b']);
   });
 
+  it('refuses a publish that waited for its level to open once the queue closed', async () => {
+    const q = await queues.priority('closing', 9);
+    // The first publish to a level waits for its log to open.
+    const published = q.publish('late', { priority: 3 });
+    await q.close();
+    const error = await published.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as MqliteError).code).toBe('MQLITE_CLOSED');
+  });
+
   it('creates one log per level, named prio.NNN, only for levels it has seen', async () => {
     const q = await queues.priority('jobs', 255);
     await publishAll(q, [['a', { priority: 3 }], ['b', { priority: 200 }], 'c']);

@@ -278,14 +278,12 @@ export class ClassicQueue implements AsyncDisposable {
    * Rejects with `QueueFullError` (`MQLITE_QUEUE_FULL`) when `x-overflow` refuses it.
    */
   publish(body: PublishBody, properties?: MessageProperties): Promise<void> {
-    let message: StoredMessage;
     try {
       this.#assertOpen();
-      message = normalizeMessage(body, properties, '', this.name);
+      return this.#accept(normalizeMessage(body, properties, '', this.name));
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.publishMessage(message);
   }
 
   /**
@@ -295,24 +293,7 @@ export class ClassicQueue implements AsyncDisposable {
   publishMessage(message: StoredMessage): Promise<void> {
     try {
       this.#assertOpen();
-      const prepared = this.store.prepare(message);
-      const pending = this.#pendingEnqueue;
-      if (prepared === undefined && pending === undefined) return this.#enqueue(message);
-      // Publishes behind one that waits for its level to open wait too: arrival order holds.
-      const before =
-        prepared !== undefined && pending !== undefined
-          ? Promise.all([prepared, pending])
-          : (prepared ?? pending)!;
-      let stored: Promise<void> = Promise.resolve();
-      const enqueued = before.then(() => {
-        stored = this.#enqueue(message);
-      });
-      this.#pendingEnqueue = enqueued;
-      const clear = () => {
-        if (this.#pendingEnqueue === enqueued) this.#pendingEnqueue = undefined;
-      };
-      enqueued.then(clear, clear);
-      return enqueued.then(() => stored);
+      return this.#accept(message);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -483,8 +464,31 @@ export class ClassicQueue implements AsyncDisposable {
   // ------------------------------------------------------------------------------------------
   // Publishing
 
+  /** Enqueues a message on an open queue, now or once its level's store is open. */
+  #accept(message: StoredMessage): Promise<void> {
+    const prepared = this.store.prepare(message);
+    const pending = this.#pendingEnqueue;
+    if (prepared === undefined && pending === undefined) return this.#enqueue(message);
+    // Publishes behind one that waits for its level to open wait too: arrival order holds.
+    const before =
+      prepared !== undefined && pending !== undefined
+        ? Promise.all([prepared, pending])
+        : (prepared ?? pending)!;
+    let stored: Promise<void> = Promise.resolve();
+    const enqueued = before.then(() => {
+      // The queue may have closed meanwhile.
+      this.#assertOpen();
+      stored = this.#enqueue(message);
+    });
+    this.#pendingEnqueue = enqueued;
+    const clear = () => {
+      if (this.#pendingEnqueue === enqueued) this.#pendingEnqueue = undefined;
+    };
+    enqueued.then(clear, clear);
+    return enqueued.then(() => stored);
+  }
+
   #enqueue(message: StoredMessage): Promise<void> {
-    this.#assertOpen();
     const store = this.store;
     const args = this.arguments;
     if (args.overflow !== 'drop-head') {

@@ -209,7 +209,8 @@ export class LevelStore implements ReadyStore {
     const offset = lvl.log.append(message, timestamp);
     lvl.readyCount++;
     this.#readyCount++;
-    this.#readyBytes += bodyLength(message);
+    // A published message: its body is at hand (`bodyLength` is for messages read back).
+    this.#readyBytes += message.body.byteLength;
     if (level > this.#top) this.#top = level;
     this.#markDirty(lvl.log);
     return level * LEVEL_SPAN + offset;

@@ -3,9 +3,11 @@
  * objects appended, so a log of `StoredMessage`s would keep three objects per message (the
  * message, its body view, its properties): about 200 bytes beyond the body. This log keeps
  * messages packed instead, in pages of {@link PAGE_SIZE} slots of parallel arrays: a reference
- * to the body's buffer with offset and length, the arrival time, and references to the
- * properties, exchange and routing key (properties that only carry a priority are shared).
- * That is under 64 bytes per message, and storing one allocates nothing.
+ * to the body's buffer with offset and length, the arrival time, and the index of its envelope
+ * (properties, exchange and routing key, listed once per run of messages that share them;
+ * properties that only carry a priority are shared). That is about 27 bytes per message, and
+ * storing one allocates nothing. Every byte kept is memory the process must first touch, which
+ * costs more than the rest of an enqueue where page faults are slow (virtual machines).
  *
  * Each page is one record of an underlying memory log, so a queue reopened on the same memory
  * storage finds its messages; a page whose messages are all deleted is marked deleted there and
@@ -21,25 +23,89 @@ import type { Log, LogCursor, RecordCodec } from '../../storage/types.js';
 /** Messages per page. */
 export const PAGE_SIZE = 512;
 
-/** One page of messages; also the record of the underlying log, so it outlives a queue close. */
+/**
+ * Bytes of the numeric columns per slot: timestamp (8), body offset (4) and length (4), envelope
+ * index (2), deleted (1).
+ */
+const NUMBER_BYTES = 19;
+/**
+ * Most pages one chunk of storage holds. Chunks double from one page up to this: a short queue
+ * stays small, and the body-buffer array of a full chunk (32 × 512 slots of 8 bytes) is beyond
+ * V8's largest regular object, so it is allocated outside the young generation and scavenges
+ * never copy it. Copying young pages was most of the time an enqueue spent in GC.
+ */
+const MAX_CHUNK_PAGES = 32;
+
+/** Storage for a run of consecutive pages: one array of body buffers and one buffer of numbers. */
+class Chunk {
+  readonly buffers: (ArrayBufferLike | undefined)[];
+  readonly numbers: ArrayBuffer;
+  readonly pages: number;
+  /** Pages handed out. */
+  used = 0;
+
+  constructor(pages: number) {
+    this.pages = pages;
+    // Holey is fine: a slot is read only after it was written.
+    this.buffers = new Array(pages * PAGE_SIZE);
+    this.numbers = new ArrayBuffer(pages * PAGE_SIZE * NUMBER_BYTES);
+  }
+}
+
+/**
+ * One page of messages; also the record of the underlying log, so it outlives a queue close.
+ *
+ * A message's properties, exchange and routing key are an *envelope*, which consecutive messages
+ * usually share (same route, properties that only carry a priority): the page lists each run's
+ * envelope once and a slot keeps its index. Envelopes go with the page; a deleted slot releases
+ * its body at once.
+ */
 export class Page {
-  readonly buffers: (ArrayBufferLike | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
-  // The numeric columns share one buffer: one allocation per page instead of four.
-  readonly #numbers = new ArrayBuffer(PAGE_SIZE * 17);
-  readonly timestamps = new Float64Array(this.#numbers, 0, PAGE_SIZE);
-  readonly byteOffsets = new Uint32Array(this.#numbers, PAGE_SIZE * 8, PAGE_SIZE);
-  readonly byteLengths = new Uint32Array(this.#numbers, PAGE_SIZE * 12, PAGE_SIZE);
+  /** Slot `n`'s body buffer is `buffers[base + n]` (the array is shared with the chunk). */
+  readonly buffers: (ArrayBufferLike | undefined)[];
+  readonly base: number;
+  readonly timestamps: Float64Array;
+  readonly byteOffsets: Uint32Array;
+  readonly byteLengths: Uint32Array;
+  /** Slot `n`'s envelope is `envelopes[3 * envelopeOf[n] + k]`: properties, exchange, key. */
+  readonly envelopeOf: Uint16Array;
+  readonly envelopes: (Readonly<MessageProperties> | string)[] = [];
   /** 1 for a deleted slot. */
-  readonly deleted = new Uint8Array(this.#numbers, PAGE_SIZE * 16, PAGE_SIZE);
-  readonly properties: (Readonly<MessageProperties> | undefined)[] = new Array(PAGE_SIZE).fill(
-    undefined,
-  );
-  readonly exchanges: (string | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
-  readonly routingKeys: (string | undefined)[] = new Array(PAGE_SIZE).fill(undefined);
+  readonly deleted: Uint8Array;
   /** Slots written. */
   count = 0;
   /** Slots written and not deleted. */
   live = 0;
+
+  /** The next page of `chunk`. */
+  constructor(chunk: Chunk) {
+    const index = chunk.used++;
+    this.buffers = chunk.buffers;
+    this.base = index * PAGE_SIZE;
+    const numbers = chunk.numbers;
+    const at = index * PAGE_SIZE * NUMBER_BYTES;
+    this.timestamps = new Float64Array(numbers, at, PAGE_SIZE);
+    this.byteOffsets = new Uint32Array(numbers, at + PAGE_SIZE * 8, PAGE_SIZE);
+    this.byteLengths = new Uint32Array(numbers, at + PAGE_SIZE * 12, PAGE_SIZE);
+    this.envelopeOf = new Uint16Array(numbers, at + PAGE_SIZE * 16, PAGE_SIZE);
+    this.deleted = new Uint8Array(numbers, at + PAGE_SIZE * 18, PAGE_SIZE);
+  }
+
+  /** Index of the envelope of a message appended now: the last one's, or a new one. */
+  envelopeIndex(properties: Readonly<MessageProperties>, exchange: string, key: string): number {
+    const envelopes = this.envelopes;
+    const n = envelopes.length;
+    if (
+      n > 0 &&
+      envelopes[n - 3] === properties &&
+      envelopes[n - 2] === exchange &&
+      envelopes[n - 1] === key
+    ) {
+      return n / 3 - 1;
+    }
+    envelopes.push(properties, exchange, key);
+    return n / 3;
+  }
 }
 
 /**
@@ -75,6 +141,9 @@ export class PackedLog {
   #retained: (Page | undefined)[] = [];
   #base = 0;
   #tail: Page | undefined;
+  /** Where new pages come from, and the size of the next chunk. */
+  #chunk: Chunk | undefined;
+  #chunkPages = 1;
   #nextOffset: number;
   #count = 0;
 
@@ -119,13 +188,15 @@ export class PackedLog {
     if (page === undefined || page.count === PAGE_SIZE) page = this.#newPage();
     const slot = page.count++;
     const body = message.body;
-    page.buffers[slot] = body.buffer;
+    page.buffers[page.base + slot] = body.buffer;
+    page.envelopeOf[slot] = page.envelopeIndex(
+      shareable(message.properties),
+      message.exchange,
+      message.routingKey,
+    );
     page.byteOffsets[slot] = body.byteOffset;
     page.byteLengths[slot] = body.byteLength;
     page.timestamps[slot] = timestamp;
-    page.properties[slot] = shareable(message.properties);
-    page.exchanges[slot] = message.exchange;
-    page.routingKeys[slot] = message.routingKey;
     page.live++;
     this.#count++;
     return this.#nextOffset++;
@@ -167,10 +238,7 @@ export class PackedLog {
     const slot = (offset - 1) % PAGE_SIZE;
     if (slot >= page.count || page.deleted[slot] === 1) return;
     page.deleted[slot] = 1;
-    page.buffers[slot] = undefined;
-    page.properties[slot] = undefined;
-    page.exchanges[slot] = undefined;
-    page.routingKeys[slot] = undefined;
+    page.buffers[page.base + slot] = undefined;
     this.#count--;
     if (--page.live === 0 && page !== this.#tail) this.#release(index);
   }
@@ -186,6 +254,8 @@ export class PackedLog {
     this.#base = this.#pages.firstOffset - 1;
     this.#retained = [];
     this.#tail = undefined;
+    this.#chunk = undefined;
+    this.#chunkPages = 1;
     this.#count = 0;
     // Offsets never go back: the next message starts a fresh page after the last one.
     this.#nextOffset = this.#base * PAGE_SIZE + 1;
@@ -210,7 +280,12 @@ export class PackedLog {
   }
 
   #newPage(): Page {
-    const page = new Page();
+    let chunk = this.#chunk;
+    if (chunk === undefined || chunk.used === chunk.pages) {
+      chunk = this.#chunk = new Chunk(this.#chunkPages);
+      this.#chunkPages = Math.min(this.#chunkPages * 2, MAX_CHUNK_PAGES);
+    }
+    const page = new Page(chunk);
     const recordOffset = this.#pages.append(page, 0);
     // A truncated tail leaves the rest of its page unused: offsets restart at the new page.
     this.#nextOffset = (recordOffset - 1) * PAGE_SIZE + 1;
@@ -247,11 +322,13 @@ class PackedMessage implements StoredMessage {
   #body: Uint8Array | undefined;
 
   constructor(page: Page, slot: number) {
-    this.exchange = page.exchanges[slot]!;
-    this.routingKey = page.routingKeys[slot]!;
-    this.properties = page.properties[slot]!;
+    const envelopes = page.envelopes;
+    const e = 3 * page.envelopeOf[slot]!;
+    this.properties = envelopes[e] as Readonly<MessageProperties>;
+    this.exchange = envelopes[e + 1] as string;
+    this.routingKey = envelopes[e + 2] as string;
+    this.#buffer = page.buffers[page.base + slot]!;
     this.bodyLength = page.byteLengths[slot]!;
-    this.#buffer = page.buffers[slot]!;
     this.#byteOffset = page.byteOffsets[slot]!;
   }
 

@@ -57,6 +57,49 @@ describe('a packed level log', () => {
     expect(log.get(3)!.properties).toEqual({ priority: 5, type: 't' });
   });
 
+  it("keeps each message's own route and properties where consecutive ones differ", async () => {
+    const log = await open(await namespace(), 'prio.000');
+    const shared = { priority: 1, headers: { h: 1 } };
+    const sent = [
+      normalizeMessage('a', shared, 'ex1', 'k1'),
+      normalizeMessage('b', shared, 'ex1', 'k1'),
+      normalizeMessage('c', shared, 'ex1', 'k2'),
+      normalizeMessage('d', shared, 'ex2', 'k2'),
+      normalizeMessage('e', { priority: 1, type: 't' }, 'ex2', 'k2'),
+      normalizeMessage('f', shared, 'ex1', 'k1'),
+    ];
+    for (const message of sent) log.append(message, 0);
+    sent.forEach((message, i) => {
+      const read = log.get(i + 1)!;
+      expect([text.decode(read.body), read.exchange, read.routingKey]).toEqual([
+        text.decode(message.body),
+        message.exchange,
+        message.routingKey,
+      ]);
+      expect(read.properties).toEqual(message.properties);
+    });
+  });
+
+  it('reads every message back across the chunks that pages are carved from', async () => {
+    const log = await open(await namespace(), 'prio.000');
+    // Chunks of 1, 2, 4, … 32 pages: the 64th page starts another chunk.
+    const n = 64 * PAGE_SIZE + 3;
+    const messages = [0, 1, 2].map((k) => normalizeMessage(`m${k}`, undefined, '', `k${k}`));
+    for (let i = 1; i <= n; i++) log.append(messages[i % 3]!, i);
+    for (let i = 1; i <= n; i += 997) {
+      const read = log.get(i)!;
+      expect([text.decode(read.body), read.routingKey, log.timestampOf(i)]).toEqual([
+        `m${i % 3}`,
+        `k${i % 3}`,
+        i,
+      ]);
+    }
+    let seen = 0;
+    const cursor = log.cursor(1);
+    while (cursor.next()) expect(cursor.offset).toBe(++seen);
+    expect(seen).toBe(n);
+  });
+
   it('skips deleted messages and releases a page once all of its messages are deleted', async () => {
     const ns = await namespace();
     const log = await open(ns, 'prio.000');
