@@ -24,7 +24,7 @@
  * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
  */
 import type { RecordCodec } from '../storage/types.js';
-import { EMPTY_PROPERTIES } from './normalize.js';
+import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 
 /** Bits of the properties-present word, in the order the values follow it. */
@@ -497,7 +497,13 @@ function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMe
     at += 2;
     const exchange = readString();
     const routingKey = readString();
-    const properties = present === 0 ? EMPTY_PROPERTIES : readProperties(present);
+    // The two usual cases share one properties object, as publishing does.
+    const properties =
+      present === 0
+        ? EMPTY_PROPERTIES
+        : present === P_PRIORITY
+          ? priorityOnlyProperties(readByte())
+          : readProperties(present);
     const body = copyBytes(at, end);
     return { exchange, routingKey, properties, body };
   } finally {

@@ -25,6 +25,30 @@ export const EMPTY_PROPERTIES: Readonly<MessageProperties> = Object.freeze({});
 const JSON_PROPERTIES: Readonly<MessageProperties> = Object.freeze({
   contentType: 'application/json',
 });
+/** Properties that carry only a priority: one frozen object per value, shared like EMPTY. */
+const PRIORITY_ONLY: Readonly<MessageProperties>[] = Array.from({ length: 256 }, (_, priority) =>
+  Object.freeze({ priority }),
+);
+
+/** The shared properties of a message that carries only `priority` (an integer 0..255). */
+export function priorityOnlyProperties(priority: number): Readonly<MessageProperties> {
+  return PRIORITY_ONLY[priority] ?? Object.freeze({ priority });
+}
+
+/**
+ * `properties` itself, or the shared object with the same content when it carries only a
+ * priority: a queue that keeps many messages keeps one properties object per priority.
+ */
+export function sharedProperties(
+  properties: Readonly<MessageProperties>,
+): Readonly<MessageProperties> {
+  const priority = properties.priority;
+  if (priority === undefined) return properties;
+  const shared = PRIORITY_ONLY[priority];
+  if (shared === properties || shared === undefined) return properties;
+  for (const key in properties) if (key !== 'priority') return properties;
+  return shared;
+}
 const EMPTY_BODY = new Uint8Array(0);
 const encoder = new TextEncoder();
 
@@ -71,9 +95,6 @@ function utf8Bytes(text: string): Uint8Array {
   slabUsed += (written + 7) & ~7;
   return view.subarray(0, written);
 }
-
-/** Publish options that are not message properties (amqp-client accepts them beside them). */
-const publishOptionKeys = new Set(['confirm', 'mandatory', 'routingKey', 'immediate']);
 
 const stringProperties = new Set([
   'contentType',
@@ -140,9 +161,14 @@ function normalizeProperties(
   for (const key in input) {
     if (!Object.hasOwn(input, key)) continue;
     const value = (input as Record<string, unknown>)[key];
-    if (value === undefined || publishOptionKeys.has(key)) continue;
-    count++;
+    if (value === undefined) continue;
     switch (key) {
+      // Publish options, not properties: amqp-client accepts them beside the properties.
+      case 'confirm':
+      case 'mandatory':
+      case 'routingKey':
+      case 'immediate':
+        continue;
       case 'headers':
         out.headers = copyTable(value as FieldTable, limits, 1, 'headers');
         break;
@@ -181,12 +207,14 @@ function normalizeProperties(
         checkShortString(value, key);
         (out as Record<string, unknown>)[key] = value;
     }
+    count++;
   }
   if (json && out.contentType === undefined) {
     out.contentType = 'application/json';
     count++;
   }
-  return count === 0 ? EMPTY_PROPERTIES : out;
+  if (count === 0) return EMPTY_PROPERTIES;
+  return count === 1 && out.priority !== undefined ? priorityOnlyProperties(out.priority) : out;
 }
 
 function normalizeExpiration(value: unknown): string {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { messageCodec } from '../../src/message/codec.js';
+import { normalizeMessage } from '../../src/message/normalize.js';
 import type { FieldValue, MessageProperties, StoredMessage } from '../../src/message/types.js';
 
 const { value: fieldValue } = fc.letrec<{ value: FieldValue; table: Record<string, FieldValue> }>(
@@ -61,6 +62,13 @@ const message: fc.Arbitrary<StoredMessage> = fc.record(
 );
 
 describe('messageCodec', () => {
+  test('a record that carries only a priority decodes to the shared properties of publishing', () => {
+    const published = normalizeMessage('body', { priority: 5 }, '', 'q');
+    const decoded = messageCodec.decode(messageCodec.encode(published).slice());
+    expect(decoded).toStrictEqual(published);
+    expect(decoded.properties).toBe(published.properties);
+  });
+
   test('a message reads back exactly as it was stored', () => {
     fc.assert(
       fc.property(message, (m) => {

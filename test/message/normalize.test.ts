@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ContentTooLargeError, MqliteError, PreconditionFailedError } from '../../src/errors.js';
-import { normalizeMessage } from '../../src/message/normalize.js';
+import { normalizeMessage, sharedProperties } from '../../src/message/normalize.js';
 
 describe('publishing a message', () => {
   test('a string body is stored as UTF-8 bytes', () => {
@@ -152,5 +152,31 @@ describe('publishing a message', () => {
       list: [1, 'a', [2]],
       table: { x: { y: 'z' } },
     });
+  });
+
+  test('messages that carry only a priority share one frozen properties object per priority', () => {
+    const a = normalizeMessage('a', { priority: 3 }, '', 'q');
+    const b = normalizeMessage('b', { priority: 3, confirm: true } as never, '', 'q');
+    expect(a.properties).toEqual({ priority: 3 });
+    expect(b.properties).toBe(a.properties);
+    expect(Object.isFrozen(a.properties)).toBe(true);
+    expect(normalizeMessage('c', { priority: 4 }, '', 'q').properties).toEqual({ priority: 4 });
+    // Anything beside the priority keeps a properties object of its own.
+    const c = normalizeMessage('c', { priority: 3, messageId: 'x' }, '', 'q');
+    expect(c.properties).toEqual({ priority: 3, messageId: 'x' });
+    expect(normalizeMessage({ n: 1 }, { priority: 3 }, '', 'q').properties).toEqual({
+      priority: 3,
+      contentType: 'application/json',
+    });
+  });
+
+  test('sharedProperties swaps a priority-only copy for the shared object and keeps the rest', () => {
+    const shared = normalizeMessage('a', { priority: 7 }, '', 'q').properties;
+    expect(sharedProperties({ priority: 7 })).toBe(shared);
+    expect(sharedProperties(shared)).toBe(shared);
+    const other = { priority: 7, type: 't' };
+    expect(sharedProperties(other)).toBe(other);
+    const none = { type: 't' };
+    expect(sharedProperties(none)).toBe(none);
   });
 });

@@ -17,6 +17,7 @@
  * It has the offsets, cursor and delete marks of a `Log<StoredMessage>` (what a level needs):
  * message `n` of page record `p` has offset `(p - 1) * PAGE_SIZE + n + 1`, gapless from 1.
  */
+import { sharedProperties } from '../../message/normalize.js';
 import type { MessageProperties, StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, RecordCodec } from '../../storage/types.js';
 
@@ -122,18 +123,6 @@ export const pageCodec: RecordCodec<Page> = {
   },
 };
 
-/** Properties objects that carry only a priority, shared by every message of that priority. */
-const priorityOnly: (Readonly<MessageProperties> | undefined)[] = [];
-
-function shareable(properties: Readonly<MessageProperties>): Readonly<MessageProperties> {
-  const priority = properties.priority;
-  if (priority === undefined) return properties;
-  for (const key in properties) if (key !== 'priority') return properties;
-  let shared = priorityOnly[priority];
-  if (shared === undefined) priorityOnly[priority] = shared = Object.freeze({ priority });
-  return shared;
-}
-
 /** A log of messages packed into pages; see the module comment. */
 export class PackedLog {
   readonly #pages: Log<Page>;
@@ -190,7 +179,7 @@ export class PackedLog {
     const body = message.body;
     page.buffers[page.base + slot] = body.buffer;
     page.envelopeOf[slot] = page.envelopeIndex(
-      shareable(message.properties),
+      sharedProperties(message.properties),
       message.exchange,
       message.routingKey,
     );
