@@ -124,13 +124,28 @@ function writeString(s: string): void {
 }
 
 function writeTable(table: FieldTable): void {
+  // One pass: the entry count goes in a byte reserved ahead of the entries.
+  ensure(1);
+  const at = pos++;
   let count = 0;
-  for (const _ in table) count++;
-  writeVarint(count);
   for (const key in table) {
     writeString(key);
     writeValue(table[key]);
+    count++;
   }
+  if (count < 0x80) {
+    buf[at] = count;
+    return;
+  }
+  // Over 127 entries the count needs more bytes: move the entries up to make room.
+  let extra = 0;
+  for (let n = count >>> 7; n > 0; n >>>= 7) extra++;
+  ensure(extra);
+  const end = pos;
+  buf.copyWithin(at + 1 + extra, at + 1, end);
+  pos = at;
+  writeVarint(count);
+  pos = end + extra;
 }
 
 function writeValue(value: FieldValue): void {

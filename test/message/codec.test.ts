@@ -107,6 +107,26 @@ describe('messageCodec', () => {
     );
   });
 
+  test('tables of more than 127 and more than 16,383 entries read back, encoded into a buffer too', () => {
+    for (const entries of [127, 128, 300, 16_384]) {
+      const headers = Object.fromEntries(
+        Array.from({ length: entries }, (_, i) => [`h${i}`, i % 2 ? i : `v${i}`]),
+      );
+      const m: StoredMessage = {
+        exchange: 'x',
+        routingKey: 'k',
+        properties: { headers: { ...headers, nested: { ...headers } } },
+        body: new Uint8Array([1, 2, 3]),
+      };
+      const expected = messageCodec.encode(m).slice();
+      expect(messageCodec.decode(expected)).toStrictEqual(m);
+      const target = Buffer.alloc(expected.length + 10);
+      expect(messageCodec.encodeInto!(m, target, 10)).toBe(expected.length);
+      expect(Uint8Array.from(target.subarray(10))).toEqual(expected);
+      expect(messageCodec.encodeInto!(m, new Uint8Array(expected.length + 9), 10)).toBe(-1);
+    }
+  });
+
   test('names that differ only in the middle are never mixed up', () => {
     // Same length, first and last byte: candidates for the same slot of the string cache.
     const names = ['a1z', 'a2z', 'a1z', 'queue-0001-end', 'queue-0002-end', 'ä1z', 'a1z'];
