@@ -35,6 +35,8 @@ interface Entry<Id> {
   dead: boolean;
   /** Search number that last reported this entry: reports each entry once per search. */
   seen: number;
+  /** Its items in the flat tree (none while pending). */
+  items: number[];
 }
 
 /** What rbush bulk-loads: x is longitude, y latitude. */
@@ -62,6 +64,12 @@ const RAD = Math.PI / 180;
 const NODE_SIZE = 12;
 // Per item in `#circles`: lat0, lon0, cos(lat0), sure, out, radiusKm (see `RadiusCheck`).
 const CIRCLE_STRIDE = 6;
+// Per item in `#itemFlags`: its entry's shape in the low bits, and these.
+const SHAPE_BITS = 3;
+/** Its entry was removed. */
+const DEAD = 4;
+/** Its entry has other items: only these need the entry's `seen` to be reported once. */
+const SHARED = 8;
 const EMPTY_F64 = new Float64Array(0);
 const EMPTY_I32 = new Int32Array(0);
 
@@ -79,7 +87,9 @@ const EMPTY_I32 = new Int32Array(0);
 export class GeoIndex<Id> {
   readonly #tree = new RBush<Item<Id>>(NODE_SIZE);
   readonly #entries = new Map<Id, Entry<Id>>();
-  readonly #buffer: Entry<Id>[] = [];
+  /** The outermost search's matches: items of the flat tree, and pending entries. */
+  readonly #foundItems: number[] = [];
+  readonly #foundPending: Entry<Id>[] = [];
   /** Entries added since the last build: not in the flat tree yet. */
   #pending: Entry<Id>[] = [];
   /** Dead entries still in the flat tree. */
@@ -88,14 +98,17 @@ export class GeoIndex<Id> {
   #searching = false;
 
   // The flat tree. Node i: box at 4i (minLon, minLat, maxLon, maxLat), children [start, start +
-  // count) are nodes, or items when `leaf`. Item j: box at 4j, shape, circle, entry.
+  // count) are nodes, or items when `leaf`. Item j: box at 4j, flags, circle, id, filter, entry.
+  // A search reads an item's entry object (a cache miss each) only when that entry has several.
   #nodeBoxes = EMPTY_F64;
   #nodeStart = EMPTY_I32;
   #nodeCount = EMPTY_I32;
   #nodeLeaf = new Uint8Array(0);
   #itemBoxes = EMPTY_F64;
-  #itemShapes = new Uint8Array(0);
+  #itemFlags = new Uint8Array(0);
   #circles = EMPTY_F64;
+  #itemIds: Id[] = [];
+  #itemFilters: CompiledStreamFilter[] = [];
   #itemEntries: Entry<Id>[] = [];
   #stack = EMPTY_I32;
 
@@ -128,6 +141,7 @@ export class GeoIndex<Id> {
       circle: exact?.kind === 'radius' ? radiusCheck(exact) : NO_CIRCLE,
       dead: false,
       seen: -1,
+      items: [],
     };
     this.#pending.push(entry);
     this.#entries.set(id, entry);
@@ -139,6 +153,8 @@ export class GeoIndex<Id> {
     const entry = this.#entries.get(id);
     if (!entry) return false;
     entry.dead = true;
+    const flags = this.#itemFlags;
+    for (const item of entry.items) flags[item]! |= DEAD;
     this.#dead++;
     this.#entries.delete(id);
     return true;
@@ -178,14 +194,31 @@ export class GeoIndex<Id> {
     // rebuild the arrays the searches read).
     const nested = this.#searching;
     if (!nested) this.#refresh();
-    const found = nested ? [] : this.#buffer;
+    const items = nested ? [] : this.#foundItems;
+    const pending = nested ? [] : this.#foundPending;
+    // A visitor's change may build the flat tree again: `items` index these arrays.
+    const flags = this.#itemFlags;
+    const ids = this.#itemIds;
+    const filters = this.#itemFilters;
     const epoch = ++this.#epoch;
-    this.#collect(lat, lon, exact, epoch, found);
-    this.#collectPending(lat, lon, exact, epoch, found);
+    this.#collect(lat, lon, exact, epoch, items);
+    this.#collectPending(lat, lon, exact, epoch, pending);
     this.#searching = true;
     try {
-      for (let i = 0; i < found.length; i++) {
-        const entry = found[i]!;
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i]!;
+        const filter = filters[item]!;
+        if (
+          headers !== undefined &&
+          (flags[item]! & SHAPE_BITS) === Shape.Filter &&
+          !filter.matches(headers)
+        ) {
+          continue;
+        }
+        visit(ids[item]!, filter);
+      }
+      for (let i = 0; i < pending.length; i++) {
+        const entry = pending[i]!;
         if (
           headers !== undefined &&
           entry.shape === Shape.Filter &&
@@ -197,12 +230,15 @@ export class GeoIndex<Id> {
       }
     } finally {
       this.#searching = nested;
-      if (!nested) found.length = 0;
+      if (!nested) {
+        items.length = 0;
+        pending.length = 0;
+      }
     }
   }
 
-  /** Pushes the built entries whose boxes hold the point; with `exact`, tests circles too. */
-  #collect(lat: number, lon: number, exact: boolean, epoch: number, out: Entry<Id>[]): void {
+  /** Pushes the live items whose boxes hold the point; with `exact`, tests circles too. */
+  #collect(lat: number, lon: number, exact: boolean, epoch: number, out: number[]): void {
     const nodeBoxes = this.#nodeBoxes;
     if (
       nodeBoxes.length === 0 ||
@@ -217,7 +253,7 @@ export class GeoIndex<Id> {
     const nodeCount = this.#nodeCount;
     const nodeLeaf = this.#nodeLeaf;
     const itemBoxes = this.#itemBoxes;
-    const shapes = this.#itemShapes;
+    const flags = this.#itemFlags;
     const circles = this.#circles;
     const entries = this.#itemEntries;
     const stack = this.#stack;
@@ -254,7 +290,8 @@ export class GeoIndex<Id> {
         ) {
           continue;
         }
-        if (exact && shapes[c] === Shape.Circle) {
+        const itemFlags = flags[c]!;
+        if (exact && (itemFlags & SHAPE_BITS) === Shape.Circle) {
           // `withinRadius` on the flat constants, the point's cosine hoisted.
           const k = c * CIRCLE_STRIDE;
           const sLat = Math.sin((lat - circles[k]!) * RAD * 0.5);
@@ -264,11 +301,13 @@ export class GeoIndex<Id> {
             continue;
           }
         }
-        // The entry object (a cache miss per item) only for items the flat arrays let through.
-        const entry = entries[c]!;
-        if (entry.seen === epoch || entry.dead) continue;
-        entry.seen = epoch;
-        out.push(entry);
+        if ((itemFlags & DEAD) !== 0) continue;
+        if ((itemFlags & SHARED) !== 0) {
+          const entry = entries[c]!;
+          if (entry.seen === epoch) continue;
+          entry.seen = epoch;
+        }
+        out.push(c);
       }
     }
   }
@@ -309,6 +348,7 @@ export class GeoIndex<Id> {
   #build(): void {
     const items: Item<Id>[] = [];
     for (const entry of this.#entries.values()) {
+      entry.items = [];
       for (const b of entry.boxes) {
         items.push({ minX: b.minLon, minY: b.minLat, maxX: b.maxLon, maxY: b.maxLat, entry });
       }
@@ -335,8 +375,10 @@ export class GeoIndex<Id> {
     const nodeCount = new Int32Array(nodes.length);
     const nodeLeaf = new Uint8Array(nodes.length);
     const itemBoxes = new Float64Array(itemCount * 4);
-    const shapes = new Uint8Array(itemCount);
+    const flags = new Uint8Array(itemCount);
     const circles = new Float64Array(itemCount * CIRCLE_STRIDE);
+    const ids: Id[] = [];
+    const filters: CompiledStreamFilter[] = [];
     const entries: Entry<Id>[] = [];
     let nextNode = 1;
     let depth = 0;
@@ -357,9 +399,12 @@ export class GeoIndex<Id> {
         const { entry } = item;
         const c = entry.circle;
         itemBoxes.set([item.minX, item.minY, item.maxX, item.maxY], j * 4);
-        shapes[j] = entry.shape;
+        flags[j] = entry.shape | (entry.boxes.length > 1 ? SHARED : 0);
         circles.set([c.lat0, c.lon0, c.cosLat0, c.sure, c.out, c.radiusKm], j * CIRCLE_STRIDE);
+        ids.push(entry.id);
+        filters.push(entry.filter);
         entries.push(entry);
+        entry.items.push(j);
       }
     }
     for (let n: TreeNode<Id> | undefined = root; n && !n.leaf; n = n.children[0] as TreeNode<Id>) {
@@ -370,8 +415,10 @@ export class GeoIndex<Id> {
     this.#nodeCount = nodeCount;
     this.#nodeLeaf = nodeLeaf;
     this.#itemBoxes = itemBoxes;
-    this.#itemShapes = shapes;
+    this.#itemFlags = flags;
     this.#circles = circles;
+    this.#itemIds = ids;
+    this.#itemFilters = filters;
     this.#itemEntries = entries;
     // A search holds at most every child of each level on its way down.
     this.#stack = new Int32Array((depth + 1) * NODE_SIZE + 1);

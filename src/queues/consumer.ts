@@ -75,29 +75,40 @@ interface Waiter {
  *   message in hand when the loop exits is returned to the queue unless it was acked.
  */
 export class Subscription<E = unknown> implements Settlement, AsyncIterable<Message> {
-  /** The consumer tag. */
-  readonly consumerTag: string;
-  /** Name of the queue it consumes from. */
-  readonly queueName: string;
+  // Fields are laid out in declaration order: what a delivery and its ack read comes first, so
+  // that with thousands of consumers a delivery misses the cache on as few lines as possible.
+  #cancelled = false;
+  /** Unsettled deliveries, `#current` included (counted here: `capacity` stays off the window). */
+  #unsettled = 0;
   /** Unacked deliveries allowed at once; 0 = unlimited. */
   readonly prefetch: number;
   readonly noAck: boolean;
+  #nextTag = 1;
+  /** Tag of the delivery being handed over and not yet settled or moved to the window; 0: none. */
+  #current = 0;
+  #currentEntry: E | undefined;
+  readonly #callback: ConsumerCallback | undefined;
+  readonly #autoAck: boolean;
+  #delivering = false;
+  #capacityFreed = false;
+  #closed = false;
+  readonly #host: ConsumerHost<E>;
+  /** The consumer tag. */
+  readonly consumerTag: string;
+  readonly #requeueOnNack: boolean;
+  /**
+   * Unsettled deliveries but the newest: a synchronous callback acked on return settles its
+   * delivery before any other is made, so that one waits in `#current` and reaches the window
+   * only if it is still unsettled when the callback returns (see `deliver()`).
+   */
+  readonly #unacked = new DeliveryWindow<E>();
+  /** Name of the queue it consumes from. */
+  readonly queueName: string;
   readonly exclusive: boolean;
   /** Consumer arguments as given. */
   readonly args: Readonly<FieldTable>;
   /** Per-consumer state of the queue kind (a stream's cursor, for example). */
   hostState: unknown;
-
-  readonly #host: ConsumerHost<E>;
-  readonly #callback: ConsumerCallback | undefined;
-  readonly #autoAck: boolean;
-  readonly #requeueOnNack: boolean;
-  readonly #unacked = new DeliveryWindow<E>();
-  #nextTag = 1;
-  #cancelled = false;
-  #closed = false;
-  #delivering = false;
-  #capacityFreed = false;
   // Iterator mode: messages delivered but not yet taken by the loop, and a waiting loop.
   #buffer: Message[] = [];
   #bufferHead = 0;
@@ -137,14 +148,14 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
 
   /** Deliveries sent and not yet settled. */
   get unackedCount(): number {
-    return this.#unacked.size;
+    return this.#unsettled;
   }
 
   /** How many more messages it may receive now (Infinity when unlimited, 0 when cancelled). */
   get capacity(): number {
     if (this.#cancelled) return 0;
     if (this.prefetch === 0) return Number.POSITIVE_INFINITY;
-    return this.prefetch - this.#unacked.size;
+    return this.prefetch - this.#unsettled;
   }
 
   /** Registers a listener run once when the consumer is cancelled or closed. */
@@ -166,7 +177,13 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     extraValue?: FieldValue,
   ): Message {
     const tag = this.#nextTag++;
-    if (!this.noAck) this.#unacked.add(tag, entry);
+    if (!this.noAck) {
+      // A delivery made from a callback: the one that callback got goes to the window first.
+      if (this.#current !== 0) this.#keepCurrent();
+      this.#current = tag;
+      this.#currentEntry = entry;
+      this.#unsettled++;
+    }
     const message = new Message(
       stored,
       tag,
@@ -182,6 +199,8 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
       else this.#push(message);
     } finally {
       this.#delivering = false;
+      // Still unsettled once handed over (an async or manual-ack callback, an iterator).
+      if (this.#current === tag) this.#keepCurrent();
     }
     if (this.#capacityFreed) {
       this.#capacityFreed = false;
@@ -229,7 +248,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     await this.cancel();
     this.#closed = true;
     const entries: E[] = [];
-    this.#unacked.takeUpTo(Number.POSITIVE_INFINITY, (entry) => entries.push(entry));
+    this.#takeUpTo(Number.POSITIVE_INFINITY, (entry) => entries.push(entry));
     for (const entry of entries) this.#host.onReject(this, entry, true);
   }
 
@@ -259,15 +278,53 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
       );
     }
     if (!multiple) {
-      const entry = this.#unacked.take(deliveryTag);
+      const entry = this.#take(deliveryTag);
       if (entry === undefined) throw unknownTag(deliveryTag);
       this.#apply(entry, outcome);
     } else {
       const limit = deliveryTag === 0 ? Number.POSITIVE_INFINITY : deliveryTag;
-      const settled = this.#unacked.takeUpTo(limit, (entry) => this.#apply(entry, outcome));
+      const settled = this.#takeUpTo(limit, (entry) => this.#apply(entry, outcome));
       if (settled === 0 && deliveryTag !== 0) throw unknownTag(deliveryTag);
     }
     this.#freed();
+  }
+
+  /** Moves the delivery in `#current` to the window. */
+  #keepCurrent(): void {
+    this.#unacked.add(this.#current, this.#currentEntry as E);
+    this.#current = 0;
+    this.#currentEntry = undefined;
+  }
+
+  /** Removes and returns the entry of an unsettled `tag`, or undefined. */
+  #take(tag: number): E | undefined {
+    let entry: E | undefined;
+    if (tag === this.#current && tag !== 0) {
+      entry = this.#currentEntry;
+      this.#current = 0;
+      this.#currentEntry = undefined;
+    } else {
+      entry = this.#unacked.take(tag);
+      if (entry === undefined) return undefined;
+    }
+    this.#unsettled--;
+    return entry;
+  }
+
+  /** Removes every unsettled entry with a tag up to `limit`, oldest first, visiting each. */
+  #takeUpTo(limit: number, visit: (entry: E) => void): number {
+    // `#current` is the newest: taken out first, visited last (a visit may deliver again).
+    const current =
+      this.#current !== 0 && this.#current <= limit ? this.#take(this.#current) : undefined;
+    let taken = this.#unacked.takeUpTo(limit, (entry) => {
+      this.#unsettled--;
+      visit(entry);
+    });
+    if (current !== undefined) {
+      taken++;
+      visit(current);
+    }
+    return taken;
   }
 
   #apply(entry: E, outcome: Outcome): void {
@@ -309,7 +366,8 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     if (message.isAcked || this.#closed) return;
     message.markSettled();
     // The tag may already be gone (settled with `multiple` by a later message): nothing to do.
-    if (this.#unacked.has(message.deliveryTag)) this.#settle(message.deliveryTag, false, outcome);
+    const tag = message.deliveryTag;
+    if (tag === this.#current || this.#unacked.has(tag)) this.#settle(tag, false, outcome);
   }
 
   #push(message: Message): void {

@@ -124,6 +124,100 @@ describe('a subscription', () => {
     expect(events).toContain('reject c requeue=false');
   });
 
+  test('a message acked on return cannot be acked again, from its callback or later', async () => {
+    const { host, events, pending } = recordingHost();
+    const held: Message[] = [];
+    const sub = new Subscription<string>(host, 'q', {}, (m) => {
+      held.push(m);
+    });
+    pending.push('a', 'b');
+    host.pump(sub);
+    expect(events.filter((e) => e.startsWith('ack'))).toEqual(['ack a', 'ack b']);
+    expect(sub.unackedCount).toBe(0);
+    expect(sub.capacity).toBe(Number.POSITIVE_INFINITY);
+    await expect(held[0]!.ack()).rejects.toThrow('unknown delivery tag 1');
+    await expect(sub.ack(2, true)).rejects.toThrow('unknown delivery tag 2');
+    await expect(sub.ack(0, false)).rejects.toThrow('unknown delivery tag 0');
+    expect(sub.unackedCount).toBe(0);
+  });
+
+  test('a callback settling with multiple covers its own delivery and the earlier ones', async () => {
+    const { host, events, pending } = recordingHost();
+    const sub = new Subscription<string>(host, 'q', { manualAck: true, prefetch: 3 }, (m) => {
+      if (m.bodyString() === 'c') void m.nack(false, true);
+    });
+    pending.push('a', 'b', 'c', 'd');
+    host.pump(sub);
+    expect(events.filter((e) => e.startsWith('reject'))).toEqual([
+      'reject a requeue=false',
+      'reject b requeue=false',
+      'reject c requeue=false',
+    ]);
+    // The room it freed went to `d`, which stays unsettled.
+    expect(sub.unackedCount).toBe(1);
+    await sub.ack(4);
+    expect(events).toContain('ack d');
+    expect(sub.unackedCount).toBe(0);
+  });
+
+  test('a delivery made from a callback keeps the earlier one unsettled and in order', async () => {
+    const { host, events, pending } = recordingHost();
+    const held: Message[] = [];
+    const sub = new Subscription<string>(host, 'q', { manualAck: true }, (m) => {
+      held.push(m);
+      if (m.bodyString() === 'a') {
+        pending.push('b');
+        host.pump(sub);
+        expect(sub.unackedCount).toBe(2);
+      }
+    });
+    pending.push('a');
+    host.pump(sub);
+    expect(held.map((m) => m.bodyString())).toEqual(['a', 'b']);
+    expect(sub.unackedCount).toBe(2);
+    await held[0]!.ack();
+    await expect(held[0]!.ack()).rejects.toThrow(PreconditionFailedError);
+    pending.push('c');
+    host.pump(sub);
+    await sub.close();
+    expect(events.filter((e) => e.startsWith('ack') || e.startsWith('reject'))).toEqual([
+      'ack a',
+      'reject b requeue=true',
+      'reject c requeue=true',
+    ]);
+  });
+
+  test('an auto-acked callback that delivers again acks both, the later one first', () => {
+    const { host, events, pending } = recordingHost();
+    const sub = new Subscription<string>(host, 'q', { prefetch: 2 }, (m) => {
+      if (m.bodyString() === 'a') {
+        pending.push('b');
+        host.pump(sub);
+      }
+    });
+    pending.push('a');
+    host.pump(sub);
+    expect(events.filter((e) => e.startsWith('ack'))).toEqual(['ack b', 'ack a']);
+    expect(sub.unackedCount).toBe(0);
+  });
+
+  test('a consumer closed from its callback returns the delivery in hand', async () => {
+    const { host, events, pending } = recordingHost();
+    let closing: Promise<void> | undefined;
+    const sub = new Subscription<string>(host, 'q', {}, async () => {
+      closing = sub.close();
+      await flush();
+    });
+    pending.push('a');
+    host.pump(sub);
+    await closing;
+    await flush();
+    expect(events.filter((e) => e.startsWith('ack') || e.startsWith('reject'))).toEqual([
+      'reject a requeue=true',
+    ]);
+    expect(sub.unackedCount).toBe(0);
+  });
+
   test('cancel stops deliveries but unacked messages stay settleable', async () => {
     const { host, events, pending } = recordingHost();
     const held: Message[] = [];
