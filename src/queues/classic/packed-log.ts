@@ -37,7 +37,12 @@ const NUMBER_BYTES = 19;
  */
 const MAX_CHUNK_PAGES = 32;
 
-/** Storage for a run of consecutive pages: one array of body buffers and one buffer of numbers. */
+/**
+ * Storage for a run of consecutive pages: one array of body buffers and one buffer of numbers.
+ * It lives while any of its pages does, so a message left at the head of a level holds its chunk
+ * (at most {@link MAX_CHUNK_PAGES} pages, about 440 KB): bounded per level, and the price of
+ * allocating pages in bulk.
+ */
 class Chunk {
   readonly buffers: (ArrayBufferLike | undefined)[];
   readonly numbers: ArrayBuffer;
