@@ -107,13 +107,18 @@ const stringProperties = new Set([
   'appId',
 ]);
 
+/** Whether {@link normalizeMessage} copies a binary body or refers to the publisher's bytes. */
+export type BodyOwnership = 'copy' | 'borrow';
+
 /**
  * Turns what a publisher passed into a `StoredMessage`: the body copied into bytes (strings as
  * UTF-8, other values as JSON with `contentType: application/json` unless set), properties
  * validated and deep-copied. Throws before anything is stored.
  *
  * The result is owned by the queue: nothing the publisher still holds aliases it, and deliveries
- * hand out copies (`Message.properties`, `Message.body`), so it is never mutated.
+ * hand out copies (`Message.properties`, `Message.body`), so it is never mutated. With
+ * `'borrow'`, a binary body is the publisher's own bytes instead: only for a caller that encodes
+ * the message before returning to the publisher and keeps nothing of it (see {@link ownBody}).
  */
 export function normalizeMessage(
   body: PublishBody,
@@ -121,15 +126,19 @@ export function normalizeMessage(
   exchange: string,
   routingKey: string,
   limits: MessageLimits = defaultMessageLimits,
+  ownership: BodyOwnership = 'copy',
 ): StoredMessage {
   let bytes: Uint8Array;
   let json = false;
-  if (body instanceof Uint8Array) bytes = copyBytes(body);
+  if (body instanceof Uint8Array) bytes = ownership === 'copy' ? copyBytes(body) : body;
   else if (typeof body === 'string') bytes = utf8Bytes(body);
   else if (body === null || body === undefined) bytes = EMPTY_BODY;
-  else if (body instanceof ArrayBuffer) bytes = copyBytes(new Uint8Array(body));
-  else if (ArrayBuffer.isView(body)) {
-    bytes = copyBytes(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+  else if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
+    const view =
+      body instanceof ArrayBuffer
+        ? new Uint8Array(body)
+        : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    bytes = ownership === 'copy' ? copyBytes(view) : view;
   } else {
     const text = JSON.stringify(body);
     if (text === undefined) throw new TypeError(`a ${typeof body} cannot be published as a body`);
@@ -150,12 +159,25 @@ export function normalizeMessage(
   return { exchange, routingKey, properties: props, body: bytes };
 }
 
+/**
+ * `message` with a body of its own: for a message normalized with `'borrow'` that has to be kept
+ * after all (its enqueue waits, or it is dead-lettered to another queue).
+ */
+export function ownBody(message: StoredMessage): StoredMessage {
+  const { exchange, routingKey, properties } = message;
+  return { exchange, routingKey, properties, body: copyBytes(message.body) };
+}
+
 function normalizeProperties(
   input: Readonly<MessageProperties>,
   json: boolean,
   limits: MessageLimits,
 ): Readonly<MessageProperties> {
   if (typeof input !== 'object') throw new TypeError('message properties must be an object');
+  if (!json) {
+    const shared = onlyPriority(input);
+    if (shared !== undefined) return shared;
+  }
   const out: MessageProperties = {};
   let count = 0;
   for (const key in input) {
@@ -215,6 +237,23 @@ function normalizeProperties(
   }
   if (count === 0) return EMPTY_PROPERTIES;
   return count === 1 && out.priority !== undefined ? priorityOnlyProperties(out.priority) : out;
+}
+
+/**
+ * The shared object for properties that hold a valid `priority` and nothing else, the usual
+ * properties of a publish to a priority queue: no copy, no walk through every property rule.
+ */
+function onlyPriority(input: Readonly<MessageProperties>): Readonly<MessageProperties> | undefined {
+  const priority = input.priority;
+  if (typeof priority !== 'number' || !Object.hasOwn(input, 'priority')) return undefined;
+  const shared = PRIORITY_ONLY[priority];
+  if (shared === undefined) return undefined;
+  let seen = false;
+  for (const key in input) {
+    if (key !== 'priority') return undefined;
+    seen = true;
+  }
+  return seen ? shared : undefined;
 }
 
 function normalizeExpiration(value: unknown): string {

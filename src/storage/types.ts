@@ -115,7 +115,11 @@ export interface Log<T> {
   readonly count: number;
   /** Bytes of retained records that are not marked deleted. */
   readonly bytes: number;
-  /** Appends one record and returns its offset. Durable after the next `sync()` resolves. */
+  /**
+   * Appends one record and returns its offset. Durable after the next `sync()` resolves. A
+   * persistent adapter encodes the record before returning and keeps no reference to it, so the
+   * caller may reuse the record's bytes at once (queues hand it the publisher's body uncopied).
+   */
   append(record: T, timestamp: number): number;
   /** Resolves once everything appended so far is durable per the adapter's policy. */
   sync(): Promise<void>;

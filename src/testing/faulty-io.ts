@@ -29,8 +29,8 @@ export interface FaultyIo {
   crash(): void;
   /** Stops injecting faults. */
   heal(): void;
-  /** Bytes read, bytes written and fsyncs done so far. */
-  readonly stats: { bytesRead: number; bytesWritten: number; fsyncs: number };
+  /** Bytes read, write calls, bytes written and fsyncs done so far. */
+  readonly stats: { bytesRead: number; writes: number; bytesWritten: number; fsyncs: number };
 }
 
 function eio(what: string): NodeJS.ErrnoException {
@@ -44,7 +44,7 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   let writeBudget = Number.POSITIVE_INFINITY;
   let fsyncFails = false;
   let crashed = false;
-  const stats = { bytesRead: 0, bytesWritten: 0, fsyncs: 0 };
+  const stats = { bytesRead: 0, writes: 0, bytesWritten: 0, fsyncs: 0 };
   const mutation = (what: string) => {
     if (crashed) throw eio(what);
   };
@@ -57,6 +57,7 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
     },
     writeSync(fd, buffer, offset, length, position) {
       mutation('write');
+      stats.writes++;
       if (length > writeBudget) {
         const partial = Math.max(0, Math.floor(writeBudget));
         if (partial > 0) base.writeSync(fd, buffer, offset, partial, position);

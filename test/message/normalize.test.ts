@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ContentTooLargeError, MqliteError, PreconditionFailedError } from '../../src/errors.js';
 import { normalizeMessage, sharedProperties } from '../../src/message/normalize.js';
+import type { MessageProperties } from '../../src/message/types.js';
 
 describe('publishing a message', () => {
   test('a string body is stored as UTF-8 bytes', () => {
@@ -168,6 +169,11 @@ describe('publishing a message', () => {
       priority: 3,
       contentType: 'application/json',
     });
+    // A priority that is inherited, not a number or out of range is no shortcut.
+    const inherited = Object.create({ priority: 3 }) as MessageProperties;
+    expect(normalizeMessage('d', inherited, '', 'q').properties).toEqual({});
+    expect(() => normalizeMessage('e', { priority: '3' } as never, '', 'q')).toThrow(/priority/);
+    expect(() => normalizeMessage('f', { priority: 256 }, '', 'q')).toThrow(/priority 256/);
   });
 
   test('sharedProperties swaps a priority-only copy for the shared object and keeps the rest', () => {

@@ -1,9 +1,16 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MqliteError } from '../../src/errors.js';
+import { MqliteError, QueueFullError } from '../../src/errors.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
-import { drain, publishAll, queuesPerTest, STORAGE_KINDS } from './classic/support.js';
+import {
+  drain,
+  publishAll,
+  queuesPerTest,
+  STORAGE_KINDS,
+  settle,
+  toDlq,
+} from './classic/support.js';
 
 async function refused(promise: Promise<unknown>, text: string): Promise<void> {
   const error = await promise.then(
@@ -141,6 +148,34 @@ describe.each(STORAGE_KINDS)('priority queue on %s storage', (kind) => {
     );
     const again = await queues.priority('jobs', 5);
     expect(await drain(again)).toEqual(['kept']);
+  });
+
+  it('keeps what was published when the publisher reuses its buffer right after publish()', async () => {
+    const dlq = await queues.priority('dlq', 5);
+    const q = await queues.priority('jobs', 5, {
+      arguments: { ...toDlq, 'x-max-length': 3, 'x-overflow': 'reject-publish-dlx' },
+    });
+    const buffer = Buffer.from('first');
+    // To a level not open yet (the enqueue waits for it), then to an open one.
+    const waiting = q.publish(buffer, { priority: 3 });
+    buffer.write('xxxxx');
+    await waiting;
+    buffer.write('again');
+    const direct = q.publish(buffer, { priority: 3 });
+    buffer.write('yyyyy');
+    await direct;
+    const view = new Uint8Array(Buffer.from('third'));
+    const third = q.publish(view.buffer, { priority: 1 });
+    view.fill(0x7a);
+    await third;
+    // Refused and dead-lettered to a level of `dlq` that is not open yet.
+    buffer.write('forth');
+    const refusedPublish = q.publish(buffer, { priority: 3 });
+    buffer.write('zzzzz');
+    await expect(refusedPublish).rejects.toThrow(QueueFullError);
+    await settle();
+    expect(await drain(q)).toEqual(['first', 'again', 'third']);
+    expect(await drain(dlq)).toEqual(['forth']);
   });
 });
 

@@ -17,7 +17,7 @@ import {
   TimeoutError,
 } from '../../errors.js';
 import type { Message } from '../../message/message.js';
-import { normalizeMessage } from '../../message/normalize.js';
+import { normalizeMessage, ownBody } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
 import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Namespace, StorageAdapter } from '../../storage/types.js';
@@ -280,7 +280,13 @@ export class ClassicQueue implements AsyncDisposable {
   publish(body: PublishBody, properties?: MessageProperties): Promise<void> {
     try {
       this.#assertOpen();
-      return this.#accept(normalizeMessage(body, properties, '', this.name));
+      // A store that encodes the message within `add` and keeps nothing needs no copy of the
+      // body; the few paths that keep the message after all take their own (`ownBody`).
+      if (this.store.retainsMessages) {
+        return this.#accept(normalizeMessage(body, properties, '', this.name));
+      }
+      const message = normalizeMessage(body, properties, '', this.name, undefined, 'borrow');
+      return this.#accept(message, true);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -464,11 +470,15 @@ export class ClassicQueue implements AsyncDisposable {
   // ------------------------------------------------------------------------------------------
   // Publishing
 
-  /** Enqueues a message on an open queue, now or once its level's store is open. */
-  #accept(message: StoredMessage): Promise<void> {
+  /**
+   * Enqueues a message on an open queue, now or once its level's store is open. `borrowed`: its
+   * body is the publisher's (see `publish`), so a message that has to wait gets its own.
+   */
+  #accept(message: StoredMessage, borrowed = false): Promise<void> {
     const prepared = this.store.prepare(message);
     const pending = this.#pendingEnqueue;
-    if (prepared === undefined && pending === undefined) return this.#enqueue(message);
+    if (prepared === undefined && pending === undefined) return this.#enqueue(message, borrowed);
+    if (borrowed) message = ownBody(message);
     // Publishes behind one that waits for its level to open wait too: arrival order holds.
     const before =
       prepared !== undefined && pending !== undefined
@@ -488,13 +498,15 @@ export class ClassicQueue implements AsyncDisposable {
     return enqueued.then(() => stored);
   }
 
-  #enqueue(message: StoredMessage): Promise<void> {
+  #enqueue(message: StoredMessage, borrowed = false): Promise<void> {
     const store = this.store;
     const args = this.arguments;
     if (args.overflow !== 'drop-head') {
       const reason = this.#overLimit(1, message.body.byteLength);
       if (reason !== undefined) {
-        if (args.overflow === 'reject-publish-dlx') this.#deadLetter(message, reason);
+        if (args.overflow === 'reject-publish-dlx') {
+          this.#deadLetter(borrowed ? ownBody(message) : message, reason);
+        }
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,

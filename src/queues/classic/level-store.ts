@@ -173,6 +173,11 @@ export class LevelStore implements ReadyStore {
     return store;
   }
 
+  /** In memory a level keeps messages (packed); on persistent storage it keeps their encoding. */
+  get retainsMessages(): boolean {
+    return !this.#options.persistent;
+  }
+
   get readyCount(): number {
     return this.#readyCount;
   }

@@ -34,6 +34,12 @@ export interface ReadyStore {
   readonly inFlightCount: number;
   /** Body bytes of the in-flight messages. */
   readonly inFlightBytes: number;
+  /**
+   * Whether `add` keeps the message object it is given. A store that does not (its storage
+   * encodes the message within `add` and lets it go) may be handed the publisher's own body
+   * bytes: the queue then copies nothing a publish does not keep.
+   */
+  readonly retainsMessages: boolean;
 
   /**
    * Set by the queue: called when `add` removes a ready message that a newer one displaced (an

@@ -71,6 +71,8 @@ export class ConflatingStore implements ReadyStore {
   onAdd: (() => void) | undefined;
   /** See `ReadyStore.onDisplaced`. */
   onDisplaced: ((handle: number) => void) | undefined;
+  /** The entry table keeps every stored message, for browsers and deliveries. */
+  readonly retainsMessages = true;
 
   readonly #ns: Namespace;
   readonly #log: Log<StoredMessage>;

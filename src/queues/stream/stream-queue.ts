@@ -248,7 +248,11 @@ export class StreamQueue implements AsyncDisposable {
     let message: StoredMessage;
     try {
       this.#open();
-      message = normalizeMessage(body, properties, '', this.name);
+      // A persistent log encodes the message within `append` and keeps nothing: the body needs no
+      // copy of its own unless indexed consumers are handed the message itself after this tick.
+      const ownership =
+        this.#storage.supports.persistent && this.#indexed === 0 ? 'borrow' : 'copy';
+      message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
     } catch (error) {
       return Promise.reject(error);
     }

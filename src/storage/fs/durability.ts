@@ -3,6 +3,12 @@
  * each metadata store: mutations mark it dirty and queue one write for the end of the tick (so a
  * burst of appends becomes one `write`), and `sync()` hands out one shared promise per fsync
  * round, so a thousand publishes in a tick cost one promise and one fsync.
+ *
+ * Under `always` and group commit, a buffer that a `sync()` waits on is written when its fsync
+ * round starts rather than at the end of each tick: under load that is one write per round, not
+ * one per tick per log, and no waiter resolves any sooner either way. Until then a process crash
+ * loses those records, as a power loss would; their `sync()` had not resolved. Mutations nobody
+ * waits on (acks, metadata) still reach the OS at the end of the tick.
  */
 
 /** How the fs adapter makes writes durable. */
@@ -142,9 +148,16 @@ export class SyncScheduler {
   readonly #onImmediate = (): void => {
     this.#flushQueued = false;
     if (this.#failure) return;
-    this.#flushNow();
-    if (this.#policy === 'never') this.#settleWritten();
-    else this.#advance();
+    if (this.#policy === 'never') {
+      this.#flushNow();
+      this.#settleWritten();
+      return;
+    }
+    // With waiters, the next fsync round writes the buffer first, within one interval: a write
+    // per tick would cost a syscall per tick per log under load and make no confirm earlier.
+    // Only writes nobody waits for go out at the end of the tick.
+    if (!this.#waiting) this.#flushNow();
+    this.#advance();
   };
 
   #flushNow(): void {
