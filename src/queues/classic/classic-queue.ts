@@ -282,11 +282,12 @@ export class ClassicQueue implements AsyncDisposable {
       this.#assertOpen();
       // A store that encodes the message within `add` and keeps nothing needs no copy of the
       // body; the few paths that keep the message after all take their own (`ownBody`).
-      if (this.store.retainsMessages) {
-        return this.#accept(normalizeMessage(body, properties, '', this.name));
-      }
-      const message = normalizeMessage(body, properties, '', this.name, undefined, 'borrow');
-      return this.#accept(message, true);
+      const borrow = !this.store.retainsMessages;
+      const ownership = borrow ? 'borrow' : 'copy';
+      return this.#accept(
+        normalizeMessage(body, properties, '', this.name, undefined, ownership),
+        borrow,
+      );
     } catch (error) {
       return Promise.reject(error);
     }

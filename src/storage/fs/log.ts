@@ -3,10 +3,10 @@
  * files, the deletion marks (`~deleted`) and the log's options (`~options`).
  *
  * Appends are encoded straight into a write buffer and become one `write` per tick, or per fsync
- * round while a `sync()` waits, or when the buffer is full (see `durability.ts`). Everything needed to
- * answer counts, seeks and acks lives in memory in the segments' tables, loaded from index files
- * on open, so reopening after a clean close reads no records; after a crash only the tail
- * segment's unindexed end is scanned and a torn last write cut off.
+ * round while a `sync()` waits, or when the buffer is full (see `durability.ts`). Everything
+ * needed to answer counts, seeks and acks lives in memory in the segments' tables, loaded from
+ * index files on open, so reopening after a clean close reads no records; after a crash only the
+ * tail segment's unindexed end is scanned and a torn last write cut off.
  */
 import path from 'node:path';
 import { ClosedError, CorruptionError } from '../../errors.js';
