@@ -25,6 +25,7 @@
  */
 import type { RecordCodec } from '../storage/types.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
+import { messagePacking } from './packed-message.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 
 /** Bits of the properties-present word, in the order the values follow it. */
@@ -586,4 +587,5 @@ export const messageCodec: RecordCodec<StoredMessage> = {
   encodeInto,
   decode,
   decodeFrom,
+  packing: messagePacking,
 };

@@ -1,10 +1,12 @@
 /**
  * The memory storage adapter, the default. Records are kept as the objects the caller appended
- * (the codec is only asked for `byteLength`), in segments of parallel arrays, so an append is two
- * array pushes and a cursor step is an array read. Nothing outlives the adapter.
+ * (the codec is only asked for `byteLength`), or packed when the codec has `packing`, in
+ * segments of arrays sized up front, so an append writes into place and a cursor step is an
+ * array read. Nothing outlives the adapter.
  */
 import { ClosedError } from '../errors.js';
 import { frozenJsonCopy } from './json-value.js';
+import { INITIAL_CAPACITY, newSegment, PayloadWriter, type Segment } from './memory-segments.js';
 import type {
   JsonValue,
   Log,
@@ -26,10 +28,6 @@ export interface MemoryStorageOptions {
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 const RESOLVED: Promise<void> = Promise.resolve();
-
-/** Takes the place of a deleted record, so its memory is released at once. */
-const DELETED: unique symbol = Symbol('deleted');
-type Slot<T> = T | typeof DELETED;
 
 /**
  * Creates an in-memory storage adapter.
@@ -74,65 +72,6 @@ class Guard {
 // ---------------------------------------------------------------------------------------------
 // Logs
 
-/** Slots a log's first segment starts with; later ones start at their predecessor's count. */
-const INITIAL_CAPACITY = 256;
-/** V8 keeps `new Array(n)` in fast elements only below about 100k slots. */
-const MAX_PREALLOCATED = 65_536;
-
-/**
- * A segment's records and timestamps live in arrays sized up front (from the previous segment's
- * record count), so appends write into place instead of growing arrays by copying.
- */
-class Segment<T> {
-  records: Slot<T>[];
-  timestamps: Float64Array;
-  count = 0;
-  deletedCount = 0;
-  /** byteLength sum of every record, deleted ones included. */
-  bytes = 0;
-  deletedBytes = 0;
-  /** Set once the segment left the log; cursors standing on it then re-locate. */
-  dropped = false;
-
-  constructor(
-    readonly id: number,
-    readonly firstOffset: number,
-    capacity: number,
-  ) {
-    this.records = new Array(capacity);
-    this.timestamps = new Float64Array(capacity);
-  }
-
-  growTimestamps(): void {
-    const grown = new Float64Array(Math.max(INITIAL_CAPACITY, this.count * 2));
-    grown.set(this.timestamps);
-    this.timestamps = grown;
-  }
-
-  /** Gives back unused slots once the segment is no longer written. */
-  trim(): void {
-    const n = this.count;
-    if (this.timestamps.length - n > n >> 2) {
-      this.records.length = n;
-      this.timestamps = this.timestamps.slice(0, n);
-    }
-  }
-
-  info(): SegmentInfo {
-    const n = this.count;
-    return Object.freeze({
-      id: this.id,
-      firstOffset: this.firstOffset,
-      lastOffset: this.firstOffset + n - 1,
-      count: n,
-      deletedCount: this.deletedCount,
-      bytes: this.bytes,
-      firstTimestamp: n > 0 ? this.timestamps[0]! : Number.NaN,
-      lastTimestamp: n > 0 ? this.timestamps[n - 1]! : Number.NaN,
-    });
-  }
-}
-
 /** The data of one log; it outlives the handles opened on it until the log is deleted. */
 class LogData<T> {
   /** Retained segments, oldest first; never empty, the last one is `active`. */
@@ -144,8 +83,16 @@ class LogData<T> {
   count = 0;
   bytes = 0;
 
-  constructor(readonly segmentBytes: number) {
-    this.active = new Segment<T>(this.nextSegmentId++, 1, INITIAL_CAPACITY);
+  /** The codec the log was created with: it decides the segments' layout for good. */
+  readonly codec: RecordCodec<T>;
+  readonly #writer = new PayloadWriter();
+
+  constructor(
+    readonly segmentBytes: number,
+    codec: RecordCodec<T>,
+  ) {
+    this.codec = codec;
+    this.active = this.newSegment(INITIAL_CAPACITY);
     this.segments = [this.active];
   }
 
@@ -157,8 +104,8 @@ class LogData<T> {
     let seg = this.active;
     if (seg.bytes + length > this.segmentBytes && seg.count > 0) seg = this.roll();
     const n = seg.count;
-    if (n === seg.timestamps.length) seg.growTimestamps();
-    seg.records[n] = record;
+    if (n === seg.capacity) seg.grow();
+    seg.store(n, record);
     seg.timestamps[n] = timestamp;
     seg.count = n + 1;
     seg.bytes += length;
@@ -170,7 +117,7 @@ class LogData<T> {
   roll(): Segment<T> {
     const old = this.active;
     if (old.count === 0) return old;
-    const seg = this.newSegment(Math.min(old.count, MAX_PREALLOCATED));
+    const seg = this.newSegment(old.count);
     this.segments.push(seg);
     this.active = seg;
     if (old.deletedCount === old.count) this.reclaim(old);
@@ -179,7 +126,9 @@ class LogData<T> {
   }
 
   private newSegment(capacity: number): Segment<T> {
-    return new Segment<T>(
+    return newSegment(
+      this.codec,
+      this.#writer,
       this.nextSegmentId++,
       this.nextOffset,
       Math.max(capacity, INITIAL_CAPACITY),
@@ -228,8 +177,7 @@ class LogData<T> {
     if (seg === undefined) return undefined;
     const i = offset - seg.firstOffset;
     if (i >= seg.count) return undefined;
-    const r = seg.records[i]!;
-    return r === DELETED ? undefined : r;
+    return seg.load(i);
   }
 
   timestampOf(offset: number): number {
@@ -291,16 +239,15 @@ class LogData<T> {
     return live;
   }
 
-  markDeleted(offset: number, codec: RecordCodec<T>): void {
+  markDeleted(offset: number): void {
     if (!Number.isInteger(offset)) return;
     const seg = this.segmentOf(offset);
     if (seg === undefined) return;
     const i = offset - seg.firstOffset;
     if (i >= seg.count) return;
-    const r = seg.records[i]!;
-    if (r === DELETED) return;
-    const length = codec.byteLength(r);
-    seg.records[i] = DELETED;
+    const r = seg.remove(i);
+    if (r === undefined) return;
+    const length = this.codec.byteLength(r);
     seg.deletedCount++;
     seg.deletedBytes += length;
     this.count--;
@@ -311,7 +258,7 @@ class LogData<T> {
   isDeleted(offset: number): boolean {
     if (!Number.isInteger(offset)) return false;
     const seg = this.segmentOf(offset);
-    return seg !== undefined && seg.records[offset - seg.firstOffset] === DELETED;
+    return seg?.isDeleted(offset - seg.firstOffset) === true;
   }
 
   truncate(): void {
@@ -328,25 +275,35 @@ class LogData<T> {
     const i = this.segments.indexOf(seg);
     this.segments.splice(i, 1);
     seg.dropped = true;
-    seg.records = [];
-    seg.timestamps = new Float64Array(0);
+    seg.release();
   }
 }
 
 class MemoryCursor<T> implements LogCursor<T> {
   offset = 0;
   timestamp = Number.NaN;
-  record: T = undefined as T;
   #data: LogData<T>;
   #guard: Guard;
   #seg!: Segment<T>;
   /** Index in `#seg` of the next candidate; may lie past its end after a seek past the end. */
   #index = 0;
+  /** The current record once read, else where to read it from (packed ones are built). */
+  #record: T | undefined;
+  #recordSeg: Segment<T> | undefined;
+  #recordIndex = 0;
 
   constructor(data: LogData<T>, guard: Guard, offset: number) {
     this.#data = data;
     this.#guard = guard;
     this.seek(offset);
+  }
+
+  get record(): T {
+    if (this.#record === undefined && this.#recordSeg !== undefined) {
+      this.#record = this.#recordSeg.load(this.#recordIndex);
+      this.#recordSeg = undefined;
+    }
+    return this.#record as T;
   }
 
   next(): boolean {
@@ -359,19 +316,16 @@ class MemoryCursor<T> implements LogCursor<T> {
         seg = this.#seg;
         i = this.#index;
       }
-      const records = seg.records;
-      const n = seg.count;
-      while (i < n) {
-        const r = records[i]!;
-        if (r !== DELETED) {
-          this.record = r;
-          this.offset = seg.firstOffset + i;
-          this.timestamp = seg.timestamps[i]!;
-          this.#seg = seg;
-          this.#index = i + 1;
-          return true;
-        }
-        i++;
+      i = seg.firstLive(i);
+      if (i < seg.count) {
+        this.offset = seg.firstOffset + i;
+        this.timestamp = seg.timestamps[i]!;
+        this.#seg = seg;
+        this.#index = i + 1;
+        this.#record = undefined;
+        this.#recordSeg = seg;
+        this.#recordIndex = i;
+        return true;
       }
       if (seg === this.#data.active) {
         this.#seg = seg;
@@ -398,14 +352,12 @@ class MemoryCursor<T> implements LogCursor<T> {
 class MemoryLog<T> implements Log<T> {
   readonly name: string;
   readonly #data: LogData<T>;
-  readonly #codec: RecordCodec<T>;
   readonly #guard: Guard;
   readonly #onClose: () => void;
 
-  constructor(name: string, data: LogData<T>, codec: RecordCodec<T>, onClose: () => void) {
+  constructor(name: string, data: LogData<T>, onClose: () => void) {
     this.name = name;
     this.#data = data;
-    this.#codec = codec;
     this.#guard = new Guard(`log '${name}'`);
     this.#onClose = onClose;
   }
@@ -435,7 +387,7 @@ class MemoryLog<T> implements Log<T> {
     if (typeof timestamp !== 'number' || Number.isNaN(timestamp)) {
       throw new TypeError(`timestamp must be a number, got ${String(timestamp)}`);
     }
-    return this.#data.append(record, timestamp, this.#codec.byteLength(record));
+    return this.#data.append(record, timestamp, this.#data.codec.byteLength(record));
   }
 
   sync(): Promise<void> {
@@ -476,7 +428,7 @@ class MemoryLog<T> implements Log<T> {
 
   markDeleted(offset: number): void {
     this.#guard.check();
-    this.#data.markDeleted(offset, this.#codec);
+    this.#data.markDeleted(offset);
   }
 
   isDeleted(offset: number): boolean {
@@ -611,10 +563,10 @@ class MemoryNamespace implements Namespace {
     if (open !== undefined) return open;
     let data = this.#data.logs.get(name);
     if (data === undefined) {
-      data = new LogData<T>(checkSegmentBytes(options.segmentBytes ?? this.#segmentBytes));
+      data = new LogData<T>(checkSegmentBytes(options.segmentBytes ?? this.#segmentBytes), codec);
       this.#data.logs.set(name, data);
     }
-    const log: MemoryLog<T> = new MemoryLog<T>(name, data, codec, () => {
+    const log: MemoryLog<T> = new MemoryLog<T>(name, data, () => {
       if (this.#open.get(name) === log) this.#open.delete(name);
     });
     this.#open.set(name, log);
@@ -653,6 +605,7 @@ class MemoryAdapter implements StorageAdapter {
     fsync: false,
     // Deleted records are released the moment they are marked, which is what compaction buys.
     compaction: true,
+    packing: true,
   });
   readonly #segmentBytes: number;
   readonly #data = new Map<string, NamespaceData>();

@@ -41,6 +41,31 @@ export interface RecordCodec<T> {
    * a reference to `bytes` (the adapter reuses it).
    */
   decodeFrom?(bytes: Uint8Array, offset: number, length: number): T;
+  /**
+   * Optional: lets an adapter that keeps records in memory keep them packed instead of as the
+   * objects appended (see {@link StorageFeatures.packing}).
+   */
+  readonly packing?: RecordPacking<T>;
+}
+
+/**
+ * How a record splits for packed storage: payload bytes, which the adapter copies into large
+ * shared buffers, and an envelope (the rest), which consecutive records usually share and which
+ * is kept once per run. A log of millions of records then holds a few buffers and number arrays
+ * instead of millions of objects the garbage collector has to trace and move.
+ */
+export interface RecordPacking<T> {
+  /** The record's payload; the adapter copies it within `append`. */
+  payload(record: T): Uint8Array;
+  /** The record without its payload: kept for a run of records that {@link matches} it. */
+  envelope(record: T): T;
+  /** Whether `record` has the envelope `envelope`. Called once per append: keep it cheap. */
+  matches(record: T, envelope: T): boolean;
+  /**
+   * Rebuilds a record from its envelope and its payload, `buffer[byteOffset, byteOffset +
+   * byteLength)`. The record may keep a view of those bytes: the adapter never rewrites them.
+   */
+  unpack(envelope: T, buffer: ArrayBuffer, byteOffset: number, byteLength: number): T;
 }
 
 /** What an adapter can do, so shared code and the conformance suite can adapt. */
@@ -51,6 +76,12 @@ export interface StorageFeatures {
   readonly fsync: boolean;
   /** Fully deleted segments and mostly deleted ones are reclaimed (`compact`). */
   readonly compaction: boolean;
+  /**
+   * Logs whose codec has `packing` keep their records packed: `append` copies the payload and
+   * keeps nothing of the record object, and every read builds a new record. Like a persistent
+   * adapter, which encodes within `append`, it lets the caller reuse the record's bytes at once.
+   */
+  readonly packing: boolean;
 }
 
 /** Summary of one segment, kept in memory by every adapter so seeks never scan records. */
@@ -82,7 +113,7 @@ export interface LogCursor<T> {
   readonly offset: number;
   /** Timestamp of the current record. */
   readonly timestamp: number;
-  /** The current record. */
+  /** The current record (a packed one is built on first read). */
   readonly record: T;
   /**
    * Moves to the next retained record that is not marked deleted. Returns false at the end
@@ -117,8 +148,10 @@ export interface Log<T> {
   readonly bytes: number;
   /**
    * Appends one record and returns its offset. Durable after the next `sync()` resolves. A
-   * persistent adapter encodes the record before returning and keeps no reference to it, so the
-   * caller may reuse the record's bytes at once (queues hand it the publisher's body uncopied).
+   * persistent adapter encodes the record before returning and keeps no reference to it, and so
+   * does an adapter that packs a record of a codec with `packing`: then the caller may reuse the
+   * record's bytes at once (queues hand it the publisher's body uncopied). Otherwise the adapter
+   * keeps the record object as appended, and the caller must not change it.
    */
   append(record: T, timestamp: number): number;
   /** Resolves once everything appended so far is durable per the adapter's policy. */

@@ -5,6 +5,7 @@ export { type FaultyIo, faultyIo } from './faulty-io.js';
 export { ManualClock } from './manual-clock.js';
 export {
   type ConformanceTest,
+  packedTestRecordCodec,
   type StorageConformanceOptions,
   storageConformance,
   testRecordCodec,

@@ -57,11 +57,39 @@ export const testRecordCodec: RecordCodec<string> = {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * {@link testRecordCodec} with `packing`: a record's text up to its first `-` is its envelope
+ * (`rec-` for the suite's records), the rest its payload. Every test runs with it too.
+ */
+export const packedTestRecordCodec: RecordCodec<string> = {
+  ...testRecordCodec,
+  packing: {
+    payload: (record) => encoder.encode(record.slice(envelopeEnd(record))),
+    envelope: (record) => record.slice(0, envelopeEnd(record)),
+    matches: (record, envelope) =>
+      envelopeEnd(record) === envelope.length && record.startsWith(envelope),
+    unpack: (envelope, buffer, byteOffset, byteLength) =>
+      envelope + decoder.decode(new Uint8Array(buffer, byteOffset, byteLength)),
+  },
+};
+const envelopeEnd = (record: string) => record.indexOf('-') + 1;
+
 /** Records that are bytes, as the queues' messages carry a body. */
 const bytesCodec: RecordCodec<Uint8Array> = {
   byteLength: (record) => record.byteLength,
   encode: (record) => record,
   decode: (bytes) => bytes.slice(),
+};
+
+/** {@link bytesCodec} with `packing`: the bytes are the payload, with an empty envelope. */
+const packedBytesCodec: RecordCodec<Uint8Array> = {
+  ...bytesCodec,
+  packing: {
+    payload: (record) => record,
+    envelope: () => new Uint8Array(0),
+    matches: () => true,
+    unpack: (_, buffer, byteOffset, byteLength) => new Uint8Array(buffer, byteOffset, byteLength),
+  },
 };
 
 /**
@@ -85,9 +113,9 @@ const bytesCodec: RecordCodec<Uint8Array> = {
  */
 export function storageConformance(options: StorageConformanceOptions): void {
   const prefix = options.prefix ?? '';
-  const t = (name: string, body: (h: Harness) => Promise<void>) => {
+  const t = (name: string, codec: RecordCodec<string>, body: (h: Harness) => Promise<void>) => {
     options.test(`${prefix}${name}`, async () => {
-      const h = new Harness(await options.factory(), options.reopen);
+      const h = new Harness(await options.factory(), options.reopen, codec);
       try {
         await body(h);
       } finally {
@@ -95,7 +123,10 @@ export function storageConformance(options: StorageConformanceOptions): void {
       }
     });
   };
-  for (const [name, body] of Object.entries(tests)) t(name, body);
+  for (const [name, body] of Object.entries(tests)) {
+    t(name, testRecordCodec, body);
+    t(`packed records: ${name}`, packedTestRecordCodec, body);
+  }
 }
 
 const NS = 'ns';
@@ -108,12 +139,14 @@ class Harness {
   constructor(
     public adapter: StorageAdapter,
     reopen: ((adapter: StorageAdapter) => Promise<StorageAdapter>) | undefined,
+    /** The codec every log of the test is opened with. */
+    readonly codec: RecordCodec<string>,
   ) {
     this.#reopen = reopen;
   }
 
   async log(name = 'log', options: LogOptions = {}, ns = NS): Promise<Log<string>> {
-    const log = await (await this.adapter.namespace(ns)).openLog(name, testRecordCodec, options);
+    const log = await (await this.adapter.namespace(ns)).openLog(name, this.codec, options);
     this.#opened.set(log, { ns, options });
     return log;
   }
@@ -574,10 +607,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     assert.equal(log.nextOffset, 2);
     const ns = await h.adapter.namespace(NS);
     for (const segmentBytes of [0, -1, 1.5, Number.NaN]) {
-      await assert.rejects(
-        async () => ns.openLog('bad', testRecordCodec, { segmentBytes }),
-        RangeError,
-      );
+      await assert.rejects(async () => ns.openLog('bad', h.codec, { segmentBytes }), RangeError);
     }
     assert.deepEqual(await ns.listLogs(), ['log']);
   },
@@ -678,10 +708,13 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     assert.equal(ns.meta.get('new'), undefined);
   },
 
-  async 'a persistent log encodes a record within append and keeps nothing of it'(h) {
-    if (!h.adapter.supports.persistent) return;
+  async 'a persistent or packing log keeps nothing of an appended record'(h) {
+    const codec = h.codec.packing === undefined ? bytesCodec : packedBytesCodec;
+    const { persistent, packing } = h.adapter.supports;
+    // Persistent adapters encode every record; packing ones copy the payload of packed records.
+    if (!persistent && !(packing && codec.packing !== undefined)) return;
     const ns = await h.adapter.namespace(NS);
-    const log = await ns.openLog('bytes', bytesCodec);
+    const log = await ns.openLog('bytes', codec);
     const record = new TextEncoder().encode('original');
     log.append(record, 1);
     record.fill(0x78);
@@ -692,7 +725,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     assert.equal(stored.decode(cursor.record), 'original');
     await log.sync();
     await h.reopen();
-    const again = await (await h.adapter.namespace(NS)).openLog('bytes', bytesCodec);
+    const again = await (await h.adapter.namespace(NS)).openLog('bytes', codec);
     assert.equal(stored.decode(again.get(1)), 'original');
   },
 
@@ -701,7 +734,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
       const ns = await h.adapter.namespace(name);
       assert.equal(ns.name, name);
       ns.meta.set('name', name);
-      const log = await ns.openLog('log', testRecordCodec);
+      const log = await ns.openLog('log', h.codec);
       log.append(`in ${name}`, 1);
       await ns.sync();
     }
@@ -712,7 +745,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
       assert.equal(ns.meta.get('name'), name);
       assert.deepEqual([...ns.meta.entries()], [['name', name]]);
       assert.deepEqual(await ns.listLogs(), ['log']);
-      const log = await ns.openLog('log', testRecordCodec);
+      const log = await ns.openLog('log', h.codec);
       assert.deepEqual(readAll(log), [[1, `in ${name}`]]);
     }
   },
@@ -720,7 +753,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
   async 'logs of any name are kept apart within a namespace'(h) {
     const ns = await h.adapter.namespace(NS);
     for (const name of NAMES) {
-      const log = await ns.openLog(name, testRecordCodec);
+      const log = await ns.openLog(name, h.codec);
       assert.equal(log.name, name);
       fill(log, [name, name]);
     }
@@ -728,7 +761,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     const again = await h.adapter.namespace(NS);
     assert.deepEqual(await again.listLogs(), [...NAMES].sort());
     for (const name of NAMES) {
-      const log = await again.openLog(name, testRecordCodec);
+      const log = await again.openLog(name, h.codec);
       assert.deepEqual(readAll(log), [
         [1, name],
         [2, name],
@@ -738,7 +771,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
 
   async 'an empty namespace and an empty log exist once created'(h) {
     const ns = await h.adapter.namespace('empty');
-    await ns.openLog('empty-log', testRecordCodec);
+    await ns.openLog('empty-log', h.codec);
     await h.reopen();
     assert.deepEqual(await h.adapter.listNamespaces(), ['empty']);
     assert.deepEqual(await (await h.adapter.namespace('empty')).listLogs(), ['empty-log']);
@@ -747,7 +780,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
   async 'deleteNamespace removes its logs and metadata'(h) {
     const doomed = await h.adapter.namespace('doomed');
     doomed.meta.set('k', 1);
-    const log = await doomed.openLog('log', testRecordCodec);
+    const log = await doomed.openLog('log', h.codec);
     log.append('a', 1);
     const kept = await h.adapter.namespace('kept');
     kept.meta.set('k', 2);
@@ -760,7 +793,7 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     const reborn = await h.adapter.namespace('doomed');
     assert.equal(reborn.meta.get('k'), undefined);
     assert.deepEqual(await reborn.listLogs(), []);
-    const fresh = await reborn.openLog('log', testRecordCodec);
+    const fresh = await reborn.openLog('log', h.codec);
     assert.equal(fresh.nextOffset, 1);
     assert.equal(fresh.count, 0);
     assert.equal((await h.adapter.namespace('kept')).meta.get('k'), 2);
@@ -768,8 +801,8 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
 
   async 'listLogs lists every log and deleteLog removes one'(h) {
     const ns = await h.adapter.namespace(NS);
-    const a = await ns.openLog('a', testRecordCodec);
-    const b = await ns.openLog('b', testRecordCodec);
+    const a = await ns.openLog('a', h.codec);
+    const b = await ns.openLog('b', h.codec);
     fill(a, ['1', '2']);
     fill(b, ['3']);
     assert.deepEqual(await ns.listLogs(), ['a', 'b']);
@@ -780,26 +813,26 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
     await h.reopen();
     const again = await h.adapter.namespace(NS);
     assert.deepEqual(await again.listLogs(), ['b']);
-    const reborn = await again.openLog('a', testRecordCodec);
+    const reborn = await again.openLog('a', h.codec);
     assert.equal(reborn.nextOffset, 1);
-    assert.deepEqual(readAll(await again.openLog('b', testRecordCodec)), [[1, '3']]);
+    assert.deepEqual(readAll(await again.openLog('b', h.codec)), [[1, '3']]);
   },
 
   async 'opening an open log returns the same instance; a closed one opens afresh'(h) {
     const ns = await h.adapter.namespace(NS);
-    const first = await ns.openLog('log', testRecordCodec);
-    assert.equal(await ns.openLog('log', testRecordCodec), first);
+    const first = await ns.openLog('log', h.codec);
+    assert.equal(await ns.openLog('log', h.codec), first);
     fill(first, ['a', 'b']);
     await first.close();
     await first.close();
     await throwsClosed('append to a closed log', () => first.append('c', 1));
-    const second = await ns.openLog('log', testRecordCodec);
+    const second = await ns.openLog('log', h.codec);
     assert.notEqual(second, first);
     assert.deepEqual(readAll(second), [
       [1, 'a'],
       [2, 'b'],
     ]);
-    assert.equal(await (await h.adapter.namespace(NS)).openLog('log', testRecordCodec), second);
+    assert.equal(await (await h.adapter.namespace(NS)).openLog('log', h.codec), second);
   },
 
   async 'a closed log throws MQLITE_CLOSED'(h) {
@@ -827,11 +860,11 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
 
   async 'a closed namespace throws MQLITE_CLOSED'(h) {
     const ns = await h.adapter.namespace(NS);
-    const log = await ns.openLog('log', testRecordCodec);
+    const log = await ns.openLog('log', h.codec);
     ns.meta.set('k', 1);
     await ns.close();
     await ns.close();
-    await throwsClosed('openLog', () => ns.openLog('log', testRecordCodec));
+    await throwsClosed('openLog', () => ns.openLog('log', h.codec));
     await throwsClosed('listLogs', () => ns.listLogs());
     await throwsClosed('deleteLog', () => ns.deleteLog('log'));
     await throwsClosed('meta.get', () => ns.meta.get('k'));
@@ -845,14 +878,14 @@ const tests: Record<string, (h: Harness) => Promise<void>> = {
 
   async 'a closed adapter throws MQLITE_CLOSED and closing again is harmless'(h) {
     const ns = await h.adapter.namespace(NS);
-    const log = await ns.openLog('log', testRecordCodec);
+    const log = await ns.openLog('log', h.codec);
     log.append('a', 1);
     await h.adapter.close();
     await h.adapter.close();
     await throwsClosed('namespace', () => h.adapter.namespace(NS));
     await throwsClosed('listNamespaces', () => h.adapter.listNamespaces());
     await throwsClosed('deleteNamespace', () => h.adapter.deleteNamespace(NS));
-    await throwsClosed('openLog', () => ns.openLog('log', testRecordCodec));
+    await throwsClosed('openLog', () => ns.openLog('log', h.codec));
     await throwsClosed('meta.get', () => ns.meta.get('k'));
     await throwsClosed('log.append', () => log.append('b', 2));
     await throwsClosed('log.get', () => log.get(1));

@@ -51,7 +51,12 @@ describe('memoryStorage', () => {
   });
 
   test('reports what it supports', () => {
-    expect(memoryStorage().supports).toEqual({ persistent: false, fsync: false, compaction: true });
+    expect(memoryStorage().supports).toEqual({
+      persistent: false,
+      fsync: false,
+      compaction: true,
+      packing: true,
+    });
   });
 
   test('metadata values read back are frozen', async () => {
@@ -109,6 +114,45 @@ describe('memoryStorage', () => {
       [2, 1, 9],
       [3, 1, 1],
     ]);
+  });
+
+  test('packs records of a codec with packing: reads are new objects with a copy of the payload', async () => {
+    const storage = memoryStorage();
+    const { codec, calls } = countingCodec();
+    const packing = {
+      ...codec,
+      packing: {
+        payload: (r: Payload) => r.body,
+        envelope: (r: Payload) => ({ n: r.n, body: new Uint8Array(0) }),
+        matches: (r: Payload, e: Payload) => r.n === e.n,
+        unpack: (e: Payload, buffer: ArrayBuffer, offset: number, length: number) => ({
+          n: e.n,
+          body: new Uint8Array(buffer, offset, length),
+        }),
+      },
+    } satisfies RecordCodec<Payload>;
+    const log = await (await storage.namespace('q')).openLog('log', packing);
+    // Small payloads fill shared buffers of growing size; large ones get one of their own.
+    const sizes = [100, 5000, 300_000, 0, 100, 2_000_000, 7];
+    const records = Array.from({ length: 2000 }, (_, i) => ({
+      n: Math.floor(i / 3),
+      body: new Uint8Array(sizes[i % sizes.length]!).fill(i % 251),
+    }));
+    for (const record of records) log.append(record, 1);
+    for (const record of records) record.body.fill(255);
+    const cursor = log.cursor();
+    for (let i = 0; i < records.length; i++) {
+      expect(cursor.next()).toBe(true);
+      const read = cursor.record;
+      expect(read).not.toBe(records[i]);
+      expect(read.n).toBe(Math.floor(i / 3));
+      expect(read.body.byteLength).toBe(sizes[i % sizes.length]);
+      expect(read.body.every((b) => b === i % 251)).toBe(true);
+    }
+    expect(cursor.next()).toBe(false);
+    expect(log.get(6)?.body.byteLength).toBe(2_000_000);
+    expect(calls).toEqual({ encode: 0, decode: 0 });
+    await storage.close();
   });
 
   test('rolling an empty active segment adds no segment', async () => {

@@ -11,9 +11,10 @@
  * of encoded messages; in memory it is a `PackedLog`, which keeps a message in a few slots of
  * parallel arrays instead of three objects.
  */
+import { bodyLength } from '../../message/packed-message.js';
 import type { StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, Namespace, RecordCodec } from '../../storage/types.js';
-import { bodyLength, PackedLog, pageCodec } from './packed-log.js';
+import { PackedLog, pageCodec } from './packed-log.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
 
 /** What a level needs of its log: a `Log<StoredMessage>` or a `PackedLog`. */

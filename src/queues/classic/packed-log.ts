@@ -1,12 +1,14 @@
 /**
- * The log of a priority level on non-persistent storage. The memory adapter keeps records as the
- * objects appended, so a log of `StoredMessage`s would keep three objects per message (the
- * message, its body view, its properties): about 200 bytes beyond the body. This log keeps
- * messages packed instead, in pages of {@link PAGE_SIZE} slots of parallel arrays: a reference
- * to the body's buffer with offset and length, the arrival time, and the index of its envelope
- * (properties, exchange and routing key, listed once per run of messages that share them;
- * properties that only carry a priority are shared). That is about 27 bytes per message, and
- * storing one allocates nothing. Every byte kept is memory the process must first touch, which
+ * The log of a priority level on non-persistent storage. A log of `StoredMessage`s kept as
+ * objects would cost three objects per message (the message, its body view, its properties):
+ * about 200 bytes beyond the body. The memory adapter's own packing (what a stream uses) copies
+ * each body and keeps an acked message's bytes until its whole segment goes, which suits an
+ * append-only log, not a queue that acks one message at a time. This log keeps messages packed
+ * in pages of {@link PAGE_SIZE} slots of parallel arrays instead: a reference to the body's
+ * buffer with offset and length, the arrival time, and the index of its envelope (properties,
+ * exchange and routing key, listed once per run of messages that share them; properties that only
+ * carry a priority are shared). That is about 27 bytes per message, and storing one allocates
+ * nothing. Every byte kept is memory the process must first touch, which
  * costs more than the rest of an enqueue where page faults are slow (virtual machines).
  *
  * Each page is one record of an underlying memory log, so a queue reopened on the same memory
@@ -18,6 +20,7 @@
  * message `n` of page record `p` has offset `(p - 1) * PAGE_SIZE + n + 1`, gapless from 1.
  */
 import { sharedProperties } from '../../message/normalize.js';
+import { PackedMessage } from '../../message/packed-message.js';
 import type { MessageProperties, StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, RecordCodec } from '../../storage/types.js';
 
@@ -111,6 +114,20 @@ export class Page {
     }
     envelopes.push(properties, exchange, key);
     return n / 3;
+  }
+
+  /** The message in `slot`, materialized. */
+  message(slot: number): PackedMessage {
+    const envelopes = this.envelopes;
+    const e = 3 * this.envelopeOf[slot]!;
+    return new PackedMessage(
+      envelopes[e] as Readonly<MessageProperties>,
+      envelopes[e + 1] as string,
+      envelopes[e + 2] as string,
+      this.buffers[this.base + slot]!,
+      this.byteOffsets[slot]!,
+      this.byteLengths[slot]!,
+    );
   }
 }
 
@@ -206,9 +223,7 @@ export class PackedLog {
     const page = this.#pageOf(offset);
     if (page === undefined) return undefined;
     const slot = (offset - 1) % PAGE_SIZE;
-    return slot < page.count && page.deleted[slot] === 0
-      ? new PackedMessage(page, slot)
-      : undefined;
+    return slot < page.count && page.deleted[slot] === 0 ? page.message(slot) : undefined;
   }
 
   /** Arrival time of a retained message, or NaN. */
@@ -302,41 +317,6 @@ export class PackedLog {
   }
 }
 
-/**
- * A message read from a packed log. Its body view is made on first read: a delivery whose body
- * is never looked at (or only measured, see {@link bodyLength}) costs one small object.
- */
-class PackedMessage implements StoredMessage {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly properties: Readonly<MessageProperties>;
-  readonly bodyLength: number;
-  readonly #buffer: ArrayBufferLike;
-  readonly #byteOffset: number;
-  #body: Uint8Array | undefined;
-
-  constructor(page: Page, slot: number) {
-    const envelopes = page.envelopes;
-    const e = 3 * page.envelopeOf[slot]!;
-    this.properties = envelopes[e] as Readonly<MessageProperties>;
-    this.exchange = envelopes[e + 1] as string;
-    this.routingKey = envelopes[e + 2] as string;
-    this.#buffer = page.buffers[page.base + slot]!;
-    this.bodyLength = page.byteLengths[slot]!;
-    this.#byteOffset = page.byteOffsets[slot]!;
-  }
-
-  get body(): Uint8Array {
-    this.#body ??= new Uint8Array(this.#buffer, this.#byteOffset, this.bodyLength);
-    return this.#body;
-  }
-}
-
-/** Body bytes of a message, without making the body view of one read from a packed log. */
-export function bodyLength(message: StoredMessage): number {
-  return message instanceof PackedMessage ? message.bodyLength : message.body.byteLength;
-}
-
 /** A forward reader over a packed log; it sees messages appended after it was made. */
 class PackedCursor implements LogCursor<StoredMessage> {
   offset = 0;
@@ -355,7 +335,7 @@ class PackedCursor implements LogCursor<StoredMessage> {
 
   /** The current message, materialized on first read. */
   get record(): StoredMessage {
-    this.#record ??= new PackedMessage(this.#page!, this.#slot);
+    this.#record ??= this.#page!.message(this.#slot);
     return this.#record;
   }
 

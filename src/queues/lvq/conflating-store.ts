@@ -115,9 +115,11 @@ export class ConflatingStore implements ReadyStore {
    */
   static async open(ns: Namespace, options: ConflatingStoreOptions): Promise<ConflatingStore> {
     const { persistent } = options;
-    // In memory the log only keeps references: its segments are sized by record count, and
-    // deleting a record then never reads the (long cold) message again.
-    const codec = persistent ? options.codec : { ...options.codec, byteLength: memoryRecordBytes };
+    // In memory the log only keeps references, not packed records: a superseded value is then
+    // released when it is deleted, not with its segment. Segments are sized by record count, and
+    // deleting a record never reads the (long cold) message again.
+    const { encode, decode } = options.codec;
+    const codec = persistent ? options.codec : { byteLength: memoryRecordBytes, encode, decode };
     const log = await ns.openLog(LVQ_LOG, codec, {
       segmentBytes: persistent ? PERSISTENT_SEGMENT_BYTES : MEMORY_SEGMENT_BYTES,
     });

@@ -95,6 +95,8 @@ export class StreamQueue implements AsyncDisposable {
   readonly arguments: StreamArguments;
 
   readonly #storage: StorageAdapter;
+  /** The log keeps nothing of an appended message: it encodes it or packs it. */
+  readonly #keepsNothing: boolean;
   readonly #ownsStorage: boolean;
   readonly #namespace: Namespace;
   readonly #log: Log<StoredMessage>;
@@ -148,6 +150,7 @@ export class StreamQueue implements AsyncDisposable {
     this.name = init.name;
     this.arguments = init.arguments;
     this.#storage = init.storage;
+    this.#keepsNothing = init.storage.supports.persistent || init.storage.supports.packing;
     this.#ownsStorage = init.ownsStorage;
     this.#namespace = namespace;
     this.#log = log;
@@ -248,10 +251,9 @@ export class StreamQueue implements AsyncDisposable {
     let message: StoredMessage;
     try {
       this.#open();
-      // A persistent log encodes the message within `append` and keeps nothing: the body needs no
+      // The log encodes or packs the message within `append` and keeps nothing: the body needs no
       // copy of its own unless indexed consumers are handed the message itself after this tick.
-      const ownership =
-        this.#storage.supports.persistent && this.#indexed === 0 ? 'borrow' : 'copy';
+      const ownership = this.#keepsNothing && this.#indexed === 0 ? 'borrow' : 'copy';
       message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
     } catch (error) {
       return Promise.reject(error);

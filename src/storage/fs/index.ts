@@ -71,7 +71,13 @@ export function fsStorage(options: FsStorageOptions): StorageAdapter {
 }
 
 class FsAdapter implements StorageAdapter {
-  readonly supports: StorageFeatures = { persistent: true, fsync: true, compaction: true };
+  readonly supports: StorageFeatures = {
+    persistent: true,
+    fsync: true,
+    compaction: true,
+    // Records are encoded, which keeps nothing of them either.
+    packing: false,
+  };
   readonly #dir: string;
   readonly #settings: FsSettings;
   readonly #namespaces = new Map<string, FsNamespace>();
