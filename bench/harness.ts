@@ -22,7 +22,7 @@ export async function bestOf(
   let bestMs = Number.POSITIVE_INFINITY;
   for (let round = 0; round < rounds; round++) {
     await options.setup?.();
-    gc?.();
+    await settleMemory();
     const start = performance.now();
     await fn();
     bestMs = Math.min(bestMs, performance.now() - start);
@@ -60,6 +60,28 @@ export async function publishWindowed(
     else await new Promise((resolve) => setImmediate(resolve));
   }
   await Promise.all(unconfirmed);
+}
+
+/**
+ * Collects garbage until what earlier rounds allocated is released. A single forced GC is not
+ * enough: array-buffer memory is given back on a background task after it, and what the last
+ * tasks still held becomes garbage only once the event loop has turned. No-op without
+ * `--expose-gc`.
+ */
+async function settleMemory(): Promise<void> {
+  if (!gc) return;
+  for (let turn = 0; turn < 2; turn++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+  }
+}
+
+/** Heap plus array-buffer bytes in use after {@link settleMemory}; undefined without `--expose-gc`. */
+export async function memoryInUse(): Promise<number | undefined> {
+  if (!gc) return undefined;
+  await settleMemory();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
 }
 
 /** True when `moduleUrl` is the script node was started with (`npx tsx bench/x.ts`). */

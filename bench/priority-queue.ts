@@ -30,7 +30,7 @@ import { PriorityQueue } from '../src/queues/priority-queue.js';
 import { fsStorage } from '../src/storage/fs/index.js';
 import { memoryStorage } from '../src/storage/memory.js';
 import type { StorageAdapter } from '../src/storage/types.js';
-import { bestOf, isMain, printResults, publishWindowed } from './harness.js';
+import { bestOf, isMain, memoryInUse, printResults, publishWindowed } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -407,12 +407,7 @@ async function fsQueue(): Promise<BenchResult[]> {
   ];
 }
 
-/** Heap plus array-buffer bytes in use after a full GC. */
-function used(): number {
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
+const used = async () => (await memoryInUse())!;
 
 /**
  * Bytes per stored message beyond its 100-byte body, after GC: in total (the stored message as
@@ -423,16 +418,16 @@ async function memoryPerMessage(): Promise<BenchResult[]> {
   if (!gc) return [];
   const n = Math.min(MESSAGES, 500_000);
   const queue = await openQueue();
-  let before = used();
+  let before = await used();
   await publishAll(n, MEMORY_WINDOW, (i) => queue.publish(body, levelProps[i % LEVELS]));
-  const total = (used() - before) / n - body.byteLength;
+  const total = ((await used()) - before) / n - body.byteLength;
   await queue.close();
 
   const messages = normalized(n);
   const queue2 = await openQueue();
-  before = used();
+  before = await used();
   await publishAll(n, MEMORY_WINDOW, (i) => queue2.publishMessage(messages[i]!));
-  const own = (used() - before) / n;
+  const own = ((await used()) - before) / n;
   await queue2.close();
   return [
     {
