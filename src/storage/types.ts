@@ -113,7 +113,10 @@ export interface LogCursor<T> {
   readonly offset: number;
   /** Timestamp of the current record. */
   readonly timestamp: number;
-  /** The current record (a packed one is built on first read). */
+  /**
+   * The current record, read when first asked for (a packed one is built then): a record
+   * deleted since `next()` may read as undefined.
+   */
   readonly record: T;
   /**
    * Moves to the next retained record that is not marked deleted. Returns false at the end
