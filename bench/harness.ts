@@ -22,7 +22,7 @@ export async function bestOf(
   let bestMs = Number.POSITIVE_INFINITY;
   for (let round = 0; round < rounds; round++) {
     await options.setup?.();
-    await settleMemory();
+    gc?.();
     const start = performance.now();
     await fn();
     bestMs = Math.min(bestMs, performance.now() - start);
@@ -63,23 +63,16 @@ export async function publishWindowed(
 }
 
 /**
- * Collects garbage until what earlier rounds allocated is released. A single forced GC is not
- * enough: array-buffer memory is given back on a background task after it, and what the last
- * tasks still held becomes garbage only once the event loop has turned. No-op without
- * `--expose-gc`.
+ * Heap plus array-buffer bytes in use after a full GC; undefined without `--expose-gc`. One
+ * forced GC is not enough: what the last tasks still held becomes garbage once the event loop
+ * has turned, and array-buffer memory is given back on a background task after the GC.
  */
-async function settleMemory(): Promise<void> {
-  if (!gc) return;
+export async function memoryInUse(): Promise<number | undefined> {
+  if (!gc) return undefined;
   for (let turn = 0; turn < 2; turn++) {
     await new Promise((resolve) => setImmediate(resolve));
     gc();
   }
-}
-
-/** Heap plus array-buffer bytes in use after {@link settleMemory}; undefined without `--expose-gc`. */
-export async function memoryInUse(): Promise<number | undefined> {
-  if (!gc) return undefined;
-  await settleMemory();
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
 }
