@@ -8,8 +8,8 @@
  * buffer with offset and length, the arrival time, and the index of its envelope (properties,
  * exchange and routing key, listed once per run of messages that share them; properties that only
  * carry a priority are shared). That is about 27 bytes per message, and storing one allocates
- * nothing. Every byte kept is memory the process must first touch, which
- * costs more than the rest of an enqueue where page faults are slow (virtual machines).
+ * nothing. Every byte kept is memory the process must first touch, which costs more than the
+ * rest of an enqueue where page faults are slow (virtual machines).
  *
  * Each page is one record of an underlying memory log, so a queue reopened on the same memory
  * storage finds its messages; a page whose messages are all deleted is marked deleted there and
