@@ -80,6 +80,8 @@ export interface StorageFeatures {
    * Logs whose codec has `packing` keep their records packed: `append` copies the payload and
    * keeps nothing of the record object, and every read builds a new record. Like a persistent
    * adapter, which encodes within `append`, it lets the caller reuse the record's bytes at once.
+   * Payloads share buffers, so a deleted record's bytes go with its segment: packing suits logs
+   * that drop from the head, not ones that delete records one by one.
    */
   readonly packing: boolean;
 }
