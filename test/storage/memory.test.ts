@@ -1,7 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { RecordCodec } from '../../src/storage/types.js';
-import { storageConformance, testRecordCodec } from '../../src/testing/index.js';
+import {
+  packedTestRecordCodec,
+  storageConformance,
+  testRecordCodec,
+} from '../../src/testing/index.js';
 
 storageConformance({ test, factory: () => memoryStorage() });
 // Reopening by name, without closing: every handle is looked up again on the same data.
@@ -152,6 +156,26 @@ describe('memoryStorage', () => {
     expect(cursor.next()).toBe(false);
     expect(log.get(6)?.body.byteLength).toBe(2_000_000);
     expect(calls).toEqual({ encode: 0, decode: 0 });
+    await storage.close();
+  });
+
+  test('a packed record is read when first asked for: after a drop it is there, after a delete not', async () => {
+    const storage = memoryStorage();
+    const log = await (await storage.namespace('q')).openLog('log', packedTestRecordCodec, {
+      segmentBytes: 8,
+    });
+    for (const r of ['rec-0001', 'rec-0002', 'rec-0003']) log.append(r, 1);
+    const cursor = log.cursor();
+    expect(cursor.next()).toBe(true);
+    log.dropBefore(3); // drops the segments of offsets 1 and 2 under the cursor
+    expect(cursor.record).toBe('rec-0001');
+    expect(cursor.next()).toBe(true);
+    expect([cursor.offset, cursor.record]).toEqual([3, 'rec-0003']);
+    log.append('rec-0004', 2);
+    const other = log.cursor(4);
+    expect(other.next()).toBe(true);
+    log.markDeleted(4);
+    expect(other.record).toBeUndefined();
     await storage.close();
   });
 
