@@ -77,6 +77,8 @@ export abstract class Segment<T> {
 
 /** Takes the place of a deleted record, so its memory is released at once. */
 const DELETED: unique symbol = Symbol('deleted');
+/** V8 keeps `new Array(n)` in fast elements only below about 100k slots. */
+const MAX_PREALLOCATED = 65_536;
 
 /** Records kept as the objects appended. */
 export class ObjectSegment<T> extends Segment<T> {
@@ -131,9 +133,6 @@ export class ObjectSegment<T> extends Segment<T> {
     this.timestamps = new Float64Array(0);
   }
 }
-
-/** V8 keeps `new Array(n)` in fast elements only below about 100k slots. */
-const MAX_PREALLOCATED = 65_536;
 
 /** Envelope index of a deleted record. */
 const DELETED_ENVELOPE = 0xffff_ffff;
