@@ -279,6 +279,7 @@ async function fs(): Promise<BenchResult[]> {
     const read = await reopened(replay);
     const readHot = await reopened(replay, true);
     const readSync = await reopened(replaySync);
+    const readSyncHot = await reopened(replaySync, true);
     return [
       {
         name: 'limit: raw writeSync of the same frames + crc32, fsync every 100 ms',
@@ -300,6 +301,10 @@ async function fs(): Promise<BenchResult[]> {
         opsPerSec: readHot,
       },
       { name: 'stream read() replay, sync for...of (fs, after reopen)', opsPerSec: readSync },
+      {
+        name: 'stream read() replay, sync for...of (fs, second read after reopen)',
+        opsPerSec: readSyncHot,
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,9 @@
  * -0, large integers) as `d`, so a header reads back exactly as it was published. `encode` writes
  * into one growable scratch buffer and returns a view of it (valid until the next `encode`);
  * `encodeInto` writes the same bytes straight into the caller's buffer (a log's write buffer).
+ * `decode` and `decodeFrom` copy the body out of the caller's bytes; `decodeView`, for bytes an
+ * adapter never reuses, keeps it as a view of them (a `PackedMessage`, which makes the view when
+ * the body is first read).
  *
  * This is format 1 of records already on users' disks, pinned by
  * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
@@ -25,7 +28,7 @@
  */
 import type { RecordCodec } from '../storage/types.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
-import { messagePacking } from './packed-message.js';
+import { messagePacking, PackedMessage } from './packed-message.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 
 /** Bits of the properties-present word, in the order the values follow it. */
@@ -508,6 +511,20 @@ function readValue(): FieldValue {
 }
 
 function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMessage {
+  return decodeMessage(bytes, offset, length, false);
+}
+
+/** `decodeFrom` keeping the body as a view of `bytes`, which the caller never changes. */
+function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMessage {
+  return decodeMessage(bytes, offset, length, true);
+}
+
+function decodeMessage(
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+  view: boolean,
+): StoredMessage {
   input = bytes;
   at = offset;
   end = offset + length;
@@ -524,8 +541,11 @@ function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMe
         : present === P_PRIORITY
           ? priorityOnlyProperties(readByte())
           : readProperties(present);
-    const body = copyBytes(at, end);
-    return { exchange, routingKey, properties, body };
+    if (view) {
+      const { buffer, byteOffset } = bytes;
+      return new PackedMessage(properties, exchange, routingKey, buffer, byteOffset + at, end - at);
+    }
+    return { exchange, routingKey, properties, body: copyBytes(at, end) };
   } finally {
     input = buf; // keep no reference to the caller's buffer
   }
@@ -589,3 +609,10 @@ export const messageCodec: RecordCodec<StoredMessage> = {
   decodeFrom,
   packing: messagePacking,
 };
+
+/**
+ * {@link messageCodec} reading bodies as views of the adapter's read buffers (`decodeView`), for
+ * logs whose readers hold a message briefly, as a stream's consumers do: a message kept long
+ * keeps the whole buffer alive, which a queue holding a few messages for a long time should not.
+ */
+export const messageViewCodec: RecordCodec<StoredMessage> = { ...messageCodec, decodeView };

@@ -42,6 +42,13 @@ export interface RecordCodec<T> {
    */
   decodeFrom?(bytes: Uint8Array, offset: number, length: number): T;
   /**
+   * Optional: `decodeFrom` for bytes the adapter promises never to change or reuse, so the record
+   * may keep views of them instead of copies (a payload read with no copy). A view keeps the
+   * adapter's whole read buffer alive while the record lives. Adapters call it where they can
+   * keep that promise (a cursor reading from its own buffers) and `decodeFrom` elsewhere.
+   */
+  decodeView?(bytes: Uint8Array, offset: number, length: number): T;
+  /**
    * Optional: lets an adapter that keeps records in memory keep them packed instead of as the
    * objects appended (see {@link StorageFeatures.packing}).
    */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { messageCodec } from '../../src/message/codec.js';
+import { messageCodec, messageViewCodec } from '../../src/message/codec.js';
 import { normalizeMessage } from '../../src/message/normalize.js';
 import type { FieldValue, MessageProperties, StoredMessage } from '../../src/message/types.js';
 
@@ -89,6 +89,31 @@ describe('messageCodec', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  test('the view codec decodes a message with the same fields, its body a view of the bytes read', () => {
+    fc.assert(
+      fc.property(message, fc.nat(64), fc.nat(64), (m, before, after) => {
+        const bytes = messageCodec.encode(m);
+        const framed = new Uint8Array(before + bytes.length + after).fill(0xee);
+        framed.set(bytes, before);
+        const read = messageViewCodec.decodeView!(framed, before, bytes.length);
+        expect(read.exchange).toBe(m.exchange);
+        expect(read.routingKey).toBe(m.routingKey);
+        expect(read.properties).toStrictEqual(m.properties);
+        expect(read.body).toEqual(m.body);
+        expect(read.body.buffer).toBe(framed.buffer);
+        expect(read.body.byteOffset).toBe(before + bytes.length - m.body.byteLength);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('the plain message codec copies what it decodes', () => {
+    expect(messageCodec.decodeView).toBeUndefined();
+    const bytes = messageCodec.encode(normalizeMessage('abc', undefined, '', 'q')).slice();
+    const read = messageCodec.decodeFrom!(bytes, 0, bytes.length);
+    expect(read.body.buffer).not.toBe(bytes.buffer);
   });
 
   test('encoding into a caller buffer writes the same bytes, or reports that they do not fit', () => {

@@ -6,7 +6,7 @@ import {
   PreconditionFailedError,
 } from '../../errors.js';
 import { GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
-import { messageCodec } from '../../message/codec.js';
+import { messageViewCodec } from '../../message/codec.js';
 import { normalizeMessage } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
 import { memoryStorage } from '../../storage/memory.js';
@@ -194,7 +194,7 @@ export class StreamQueue implements AsyncDisposable {
     }
     const args = stored ?? declared;
     if (stored === undefined) namespace.meta.set(ARGUMENTS_KEY, args as unknown as JsonValue);
-    const log = await namespace.openLog(LOG_NAME, messageCodec, {
+    const log = await namespace.openLog(LOG_NAME, messageViewCodec, {
       segmentBytes: args.segmentBytes,
     });
     const queue = new StreamQueue({

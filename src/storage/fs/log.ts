@@ -91,6 +91,9 @@ export class FsLog<T> implements Log<T>, FrameSource {
   readonly #encode: (record: T) => Uint8Array;
   readonly #encodeInto: ((record: T, target: Uint8Array, offset: number) => number) | undefined;
   readonly #decodeFrom: (bytes: Uint8Array, offset: number, length: number) => T;
+  readonly #decodeView: ((bytes: Uint8Array, offset: number, length: number) => T) | undefined;
+  /** Whether the codec decodes records as views of the bytes (see `decodeAt`). */
+  readonly decodesViews: boolean;
   /** Bumped when the log closes and when a segment is dropped or rewritten (see cursors). */
   epoch = 0;
 
@@ -134,6 +137,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#decodeFrom = codec.decodeFrom
       ? codec.decodeFrom.bind(codec)
       : (bytes, offset, length) => codec.decode(bytes.subarray(offset, offset + length));
+    this.#decodeView = codec.decodeView?.bind(codec);
+    this.decodesViews = this.#decodeView !== undefined;
     this.io = ctx.io;
     this.#dir = dir;
     this.#ctx = ctx;
@@ -224,7 +229,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (slot < 0 || seg.isDeletedSlot(slot)) return undefined;
     this.#locate(seg, slot, offset);
     const reader = this.#reader;
-    return this.decodeAt(seg, reader.bytes, reader.at, reader.length);
+    return this.decodeAt(seg, reader.bytes, reader.at, reader.length, false);
   }
 
   timestampOf(offset: number): number {
@@ -376,10 +381,15 @@ export class FsLog<T> implements Log<T>, FrameSource {
     return segs[i + 1];
   }
 
-  /** Decodes the frame of `length` bytes at `bytes[at]`; a codec failure means corrupt data. */
-  decodeAt(seg: Segment, bytes: Uint8Array, at: number, length: number): T {
+  /**
+   * Decodes the frame of `length` bytes at `bytes[at]`, as views of `bytes` when `view` (only if
+   * {@link decodesViews}, for bytes never reused); a codec failure means corrupt data.
+   */
+  decodeAt(seg: Segment, bytes: Uint8Array, at: number, length: number, view: boolean): T {
     try {
-      return this.#decodeFrom(bytes, at + FRAME_HEADER, length - FRAME_HEADER);
+      const from = at + FRAME_HEADER;
+      const n = length - FRAME_HEADER;
+      return view ? this.#decodeView!(bytes, from, n) : this.#decodeFrom(bytes, from, n);
     } catch (error) {
       throw new CorruptionError(
         `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,

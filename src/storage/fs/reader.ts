@@ -30,7 +30,8 @@ export class FrameReader {
   length = 0;
   /**
    * Whether it sits in the log's write buffer, which the next write reuses: read it now. A frame
-   * in the window stays readable until this reader's next `read`.
+   * in the window stays readable until this reader's next `read`, and for good once the window
+   * is lent.
    */
   inBatch = false;
   /**
@@ -43,6 +44,8 @@ export class FrameReader {
 
   readonly #source: FrameSource;
   #window: Uint8Array;
+  /** Whether views of the window were handed out: the next fill then reads into a new one. */
+  #lent = false;
   /** The segment (and its generation) whose bytes `[#start, #end)` the window holds. */
   #seg: Segment | undefined;
   #generation = -1;
@@ -159,11 +162,23 @@ export class FrameReader {
     if (seg.verifiedTo >= from && run > seg.verifiedTo) seg.verifiedTo = run;
   }
 
+  /**
+   * Promises that the window's bytes are never overwritten: the caller keeps views of them. A
+   * new window costs less than copying each record out of this one.
+   */
+  lend(): void {
+    this.#lent = true;
+  }
+
   /** Reads `seg`'s bytes from `pos` (at least `length` of them) into the window; returns 0. */
   #fill(seg: Segment, pos: number, length: number): number {
-    if (length > this.#window.length) {
-      this.#window = new Uint8Array(Math.max(length, this.#window.length * 2));
+    const size = this.#window.length;
+    if (length > size) {
+      this.#window = new Uint8Array(Math.max(length, size * 2));
+    } else if (this.#lent) {
+      this.#window = new Uint8Array(size);
     }
+    this.#lent = false;
     const want = Math.min(this.#window.length, seg.fileSize - pos);
     const n = readFully(this.#source.io, this.#source.fdOf(seg), this.#window, 0, want, pos);
     this.#seg = seg;

@@ -32,6 +32,21 @@ describe.each(STORAGE_KINDS)('stream.read() on %s storage', (kind) => {
     expect(() => stream.read('5')).toThrow('x-stream-offset must be');
   });
 
+  it('keeps the messages it gave while the stream is read on and published to', async () => {
+    const bodyOf = (i: number) => `${i}:`.padEnd(100, String.fromCharCode(97 + (i % 26)));
+    const publishBodies = async (from: number, to: number) => {
+      const all: Promise<void>[] = [];
+      for (let i = from; i <= to; i++) all.push(stream.publish(bodyOf(i)));
+      await Promise.all(all);
+    };
+    await publishBodies(1, 6000);
+    const kept = [...stream.read('first')];
+    for (let i = 0; i < 2; i++) for (const _ of stream.read('first')) void _.message.body;
+    await publishBodies(6001, 7000);
+    for await (const _ of stream.read(5000)) void _.message.body;
+    expect(kept.map(text)).toEqual(Array.from({ length: 6000 }, (_, i) => bodyOf(i + 1)));
+  });
+
   it('stops after limit messages', async () => {
     await publishMany(stream, 5);
     expect((await collect(stream.read('first', { limit: 2 }))).map((e) => e.offset)).toEqual([
