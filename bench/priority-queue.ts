@@ -10,7 +10,7 @@
  *   doing the same appends and reads without the queue (what remains is the adapter's);
  * - memory per stored message beyond its body (needs `--expose-gc`).
  *
- * Every memory figure is the best of a few rounds (`bestOf`); fs phases run once.
+ * Every figure is the best of a few rounds (`bestOf` in memory; fs phases on fresh storage each).
  *
  * Standalone: `node --expose-gc --import tsx bench/priority-queue.ts` (`BENCH_SCALE=0.1` for a
  * quick run).
@@ -296,7 +296,7 @@ async function peers(): Promise<BenchResult[]> {
   return results;
 }
 
-/** One phase on fs storage, timed once (fs figures take seconds; the disk's state carries over). */
+/** One fs phase, timed once: the caller runs it on fresh storage each round. */
 async function timed(n: number, fn: () => Promise<unknown>): Promise<number> {
   gc?.();
   const start = performance.now();
@@ -356,8 +356,24 @@ function fsRawLogs(messages: StoredMessage[]): Promise<[number, number]> {
   });
 }
 
+/** Publish, enqueue, raw append, consume, raw consume: messages per second. */
+type FsFigures = [number, number, number, number, number];
+
 async function fsQueue(): Promise<BenchResult[]> {
   const messages = normalized(POOL);
+  // Rounds interleave the queue with the raw logs under it, so both see the same load.
+  const best: FsFigures = [0, 0, 0, 0, 0];
+  for (let round = 0; round < ROUNDS; round++) {
+    const figures = await fsRound(messages);
+    figures.forEach((figure, i) => {
+      best[i] = Math.max(best[i]!, figure);
+    });
+  }
+  return fsResults(best);
+}
+
+/** One round of every fs phase, each on fresh storage, in {@link FsFigures} order. */
+async function fsRound(messages: StoredMessage[]): Promise<FsFigures> {
   const [rawAppend, rawConsume] = await fsRawLogs(messages);
   const [enqueue, consume] = await onFs(async (storage) => {
     const queue = await openQueue(storage);
@@ -378,6 +394,10 @@ async function fsQueue(): Promise<BenchResult[]> {
     await queue.close();
     return published;
   });
+  return [publish, enqueue, rawAppend, consume, rawConsume];
+}
+
+function fsResults([publish, enqueue, rawAppend, consume, rawConsume]: FsFigures): BenchResult[] {
   return [
     {
       name: 'priority publish (fs, fsync 100 ms)',
