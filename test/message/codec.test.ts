@@ -61,6 +61,18 @@ const message: fc.Arbitrary<StoredMessage> = fc.record(
   { noNullPrototype: true },
 );
 
+/** `m` encoded between `before` and `after` filler bytes, as a log's read buffer holds it. */
+function encodedAmid(
+  m: StoredMessage,
+  before: number,
+  after: number,
+): { framed: Uint8Array; length: number } {
+  const bytes = messageCodec.encode(m);
+  const framed = new Uint8Array(before + bytes.length + after).fill(0xee);
+  framed.set(bytes, before);
+  return { framed, length: bytes.length };
+}
+
 describe('messageCodec', () => {
   test('a record that carries only a priority decodes to the shared properties of publishing', () => {
     const published = normalizeMessage('body', { priority: 5 }, '', 'q');
@@ -82,10 +94,8 @@ describe('messageCodec', () => {
   test('a message decodes the same from the middle of a larger buffer', () => {
     fc.assert(
       fc.property(message, fc.nat(64), fc.nat(64), (m, before, after) => {
-        const bytes = messageCodec.encode(m);
-        const framed = new Uint8Array(before + bytes.length + after).fill(0xee);
-        framed.set(bytes, before);
-        expect(messageCodec.decodeFrom!(framed, before, bytes.length)).toStrictEqual(m);
+        const { framed, length } = encodedAmid(m, before, after);
+        expect(messageCodec.decodeFrom!(framed, before, length)).toStrictEqual(m);
       }),
       { numRuns: 200 },
     );
@@ -94,16 +104,14 @@ describe('messageCodec', () => {
   test('the view codec decodes a message with the same fields, its body a view of the bytes read', () => {
     fc.assert(
       fc.property(message, fc.nat(64), fc.nat(64), (m, before, after) => {
-        const bytes = messageCodec.encode(m);
-        const framed = new Uint8Array(before + bytes.length + after).fill(0xee);
-        framed.set(bytes, before);
-        const read = messageViewCodec.decodeView!(framed, before, bytes.length);
+        const { framed, length } = encodedAmid(m, before, after);
+        const read = messageViewCodec.decodeView!(framed, before, length);
         expect(read.exchange).toBe(m.exchange);
         expect(read.routingKey).toBe(m.routingKey);
         expect(read.properties).toStrictEqual(m.properties);
         expect(read.body).toEqual(m.body);
         expect(read.body.buffer).toBe(framed.buffer);
-        expect(read.body.byteOffset).toBe(before + bytes.length - m.body.byteLength);
+        expect(read.body.byteOffset).toBe(before + length - m.body.byteLength);
       }),
       { numRuns: 200 },
     );
