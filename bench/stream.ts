@@ -9,7 +9,8 @@
  * - filters: 10,000 live geo-filtered consumers against asking each about every message, and a
  *   filtered replay matching 1% against one matching all.
  *
- * Standalone: `node --expose-gc --import tsx bench/stream.ts` (`BENCH_SCALE=0.1` for a quick run,
+ * `npm run bench` runs each section in a process of its own. Standalone, `node --expose-gc --import
+ * tsx bench/stream.ts` runs them in one (`BENCH_SCALE=0.1` for a quick run,
  * `BENCH_ONLY=memory,geo,replay,fs,seek` for some sections).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -499,7 +500,8 @@ async function filteredReplay(): Promise<BenchResult[]> {
   ];
 }
 
-const SECTIONS: Record<string, () => Promise<BenchResult[]>> = {
+/** Sections, each run in a process of its own by `npm run bench`. */
+export const sections: Record<string, () => Promise<BenchResult[]>> = {
   memory,
   geo: geoConsumers,
   replay: filteredReplay,
@@ -511,7 +513,7 @@ const SECTIONS: Record<string, () => Promise<BenchResult[]>> = {
 export async function run(): Promise<BenchResult[]> {
   const only = process.env.BENCH_ONLY?.split(',');
   const results: BenchResult[] = [];
-  for (const [name, section] of Object.entries(SECTIONS)) {
+  for (const [name, section] of Object.entries(sections)) {
     if (!only || only.includes(name)) results.push(...(await section()));
   }
   return results;
