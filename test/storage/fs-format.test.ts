@@ -1,8 +1,9 @@
 /**
- * The fs adapter's on-disk format (src/storage/fs/FORMAT.md), pinned by a data directory of
- * format version 1 committed under fixtures/fs-v1 (written by fixtures/make-v1.ts). Any change
- * that cannot read it exactly fails here: such a change needs a new format version, and code
- * that still reads version 1 or refuses it clearly.
+ * The fs adapter's on-disk format (src/storage/fs/FORMAT.md), pinned by a data directory per
+ * format version committed under fixtures/fs-v<N> (written by fixtures/make-fixtures.ts with the
+ * code of that version; each holds the same data). Any change that cannot read them exactly
+ * fails here: such a change needs a new format version, and code that still reads the old ones
+ * or refuses them clearly.
  */
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,10 @@ import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, Namespace, StorageAdapter } from '../../src/storage/types.js';
 import { testRecordCodec } from '../../src/testing/index.js';
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/fs-v1', import.meta.url));
+const fixture = (version: number) =>
+  fileURLToPath(new URL(`./fixtures/fs-v${version}`, import.meta.url));
+const VERSIONS = [1, 2];
+const CURRENT = VERSIONS.at(-1)!;
 const T0 = 1_700_000_000_000;
 const HASHED = 'h'.repeat(130);
 
@@ -23,10 +27,10 @@ const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-format-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 let n = 0;
-/** A copy of the fixture to open (opening writes: recovery, the lock, rewritten files). */
-function copyFixture(): string {
+/** A copy of a fixture to open (opening writes: recovery, the lock, rewritten files). */
+function copyFixture(version = CURRENT): string {
   const dir = path.join(root, `c${++n}`);
-  fs.cpSync(FIXTURE, dir, { recursive: true });
+  fs.cpSync(fixture(version), dir, { recursive: true });
   return dir;
 }
 
@@ -69,12 +73,14 @@ function segmentFile(dir: string, log: string, id = 1): string {
 // Index files are a cache: losing them all must read the same data by scanning the segments.
 // Only a compacted segment's `bytes` then differ: the removed records' sizes were only in its
 // index (the live totals do not change).
-describe.each([
-  { how: 'as left on disk', prepare: (_dir: string) => {}, indexed: true },
-  { how: 'with every index file lost', prepare: removeIndexes, indexed: false },
-])('a format 1 data directory, $how', ({ prepare, indexed }) => {
+describe.each(
+  VERSIONS.flatMap((version) => [
+    { version, how: 'as left on disk', prepare: (_dir: string) => {}, indexed: true },
+    { version, how: 'with every index file lost', prepare: removeIndexes, indexed: false },
+  ]),
+)('a format $version data directory, $how', ({ version, prepare, indexed }) => {
   async function openFixture(): Promise<{ dir: string; storage: StorageAdapter }> {
-    const dir = copyFixture();
+    const dir = copyFixture(version);
     prepare(dir);
     return { dir, storage: open(dir) };
   }
@@ -228,11 +234,29 @@ function s(
 describe('the format version of a data directory', () => {
   const formatFile = (dir: string) => path.join(dir, 'FORMAT');
 
-  test('a new directory is marked with format version 1', async () => {
+  test('a new directory is marked with the current format version', async () => {
     const dir = path.join(root, `new${++n}`);
     const storage = open(dir);
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 1\n');
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
     await storage.close();
+  });
+
+  test('a format 1 directory is marked 2 on open; new segments get version 2 indexes', async () => {
+    const dir = copyFixture(1);
+    const storage = open(dir);
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 2\n');
+    const log = await openLog(storage, 'app', 'events');
+    // Segments of three 20-byte records: the fourth one appended starts segment 4.
+    for (const i of [8, 9, 10]) expect(log.append(`record ${i} ..........`, T0 + i * 1000)).toBe(i);
+    await storage.close();
+    const versionOf = (id: number) =>
+      fs.readFileSync(segmentFile(dir, 'events', id).replace(/\.seg$/, '.idx')).readUInt32LE(4);
+    // Span checksums cover only bytes this code wrote or verified: segment 3 keeps version 1.
+    expect([1, 2, 3, 4].map(versionOf)).toEqual([1, 1, 1, 2]);
+    const reopened = open(dir);
+    const again = await openLog(reopened, 'app', 'events');
+    expect(readAll(again).map((r) => r[0])).toEqual([1, 3, 4, 6, 7, 8, 9, 10]);
+    await reopened.close();
   });
 
   test('an existing directory holding no data is adopted (a mount point, dotfiles)', async () => {
@@ -242,24 +266,24 @@ describe('the format version of a data directory', () => {
     const storage = open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 1\n');
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
     expect(fs.existsSync(path.join(dir, 'lost+found'))).toBe(true);
   });
 
   test('a directory of a newer format version is refused, naming it and both versions', async () => {
     const dir = copyFixture();
-    fs.writeFileSync(formatFile(dir), 'mqlite-fs 2\n');
+    fs.writeFileSync(formatFile(dir), 'mqlite-fs 3\n');
     expect(() => open(dir)).toThrow(
       expect.objectContaining({
         code: 'MQLITE_CORRUPTION',
-        message: `INTERNAL_ERROR - data directory '${dir}' is in format version 2; this version of mqlite reads format version 1 only`,
+        message: `INTERNAL_ERROR - data directory '${dir}' is in format version 3; this version of mqlite reads format versions 1 to 2`,
       }),
     );
     // Nothing was touched, and the lock was released.
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 2\n');
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 3\n');
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
     expect(fs.statSync(segmentFile(dir, 'torn')).size).toBe(
-      fs.statSync(segmentFile(FIXTURE, 'torn')).size,
+      fs.statSync(segmentFile(fixture(CURRENT), 'torn')).size,
     );
   });
 
@@ -293,6 +317,78 @@ describe('the format version of a data directory', () => {
     await expect(app.openLog('events', testRecordCodec)).rejects.toThrow(
       `segment ${file} is in format version 2, expected 1`,
     );
+    await storage.close();
+  });
+});
+
+describe('span checksums of version 2 indexes', () => {
+  /** Checks every span checksum of the index beside `seg` against the segment's bytes. */
+  function expectSpanChecksumsOf(seg: string): number {
+    const idx = fs.readFileSync(seg.replace(/\.seg$/, '.idx'));
+    const file = fs.readFileSync(seg);
+    expect(idx.readUInt32LE(4)).toBe(2);
+    const covered = idx.readDoubleLE(24);
+    const sparse = idx.readUInt32LE(20) === 1;
+    const slots = idx.readUInt32LE(36);
+    const n = idx.readUInt32LE(40);
+    const positions = 80 + n * 8;
+    const sums = positions + n * 8 + slots * 4 + (sparse ? slots * 4 : 0) + n * 4;
+    expect(sums + n * 4 + 4).toBe(idx.length);
+    for (let i = 0; i < n; i++) {
+      const from = idx.readDoubleLE(positions + i * 8);
+      const to = i + 1 < n ? idx.readDoubleLE(positions + (i + 1) * 8) : covered;
+      expect(idx.readUInt32LE(sums + i * 4), `span ${i}`).toBe(crc32(file.subarray(from, to)));
+    }
+    return n;
+  }
+
+  const logFiles = (dir: string) => {
+    const logDir = path.join(dir, 'q', 'log');
+    return fs
+      .readdirSync(logDir)
+      .filter((f) => f.endsWith('.seg'))
+      .sort()
+      .map((f) => path.join(logDir, f));
+  };
+
+  test('are the CRC-32 of the bytes of each span, however the segment was written', async () => {
+    const dir = path.join(root, `spans${++n}`);
+    // Records of varied sizes, written in batches that end inside spans, over several segments.
+    let storage = open(dir);
+    let log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
+      segmentBytes: 64 * 1024,
+    });
+    const record = (i: number) => `${i}:${'r'.repeat((i * 37) % 700)}`;
+    let next = 1;
+    for (let batch = 0; batch < 40; batch++) {
+      for (let i = 0; i < 17 + batch; i++) log.append(record(next++), T0 + next);
+      await log.sync();
+    }
+    await storage.close();
+    const written = logFiles(dir);
+    expect(written.length).toBeGreaterThan(2);
+    for (const seg of written) expect(expectSpanChecksumsOf(seg)).toBeGreaterThan(3);
+
+    // Continued after a reopen; a sealed segment rebuilt by a scan; one compacted.
+    fs.unlinkSync(written[0]!.replace(/\.seg$/, '.idx'));
+    storage = open(dir);
+    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    for (let i = 0; i < 50; i++) log.append(record(next++), T0 + next);
+    const second = log.segments()[1]!;
+    for (let o = second.firstOffset; o < second.firstOffset + second.count - 2; o++) {
+      log.markDeleted(o);
+    }
+    await log.sync();
+    await new Promise((resolve) => setImmediate(resolve)); // compaction runs on the next turn
+    await log.sync();
+    await storage.close();
+    for (const seg of logFiles(dir)) expectSpanChecksumsOf(seg);
+    expect(fs.readFileSync(written[1]!).readUInt32LE(16)).toBe(1); // compacted: generation 1
+
+    storage = open(dir);
+    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    expect(log.nextOffset).toBe(next);
+    expect(log.get(next - 1)).toBe(record(next - 1));
     await storage.close();
   });
 });

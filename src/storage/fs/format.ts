@@ -11,15 +11,21 @@ import path from 'node:path';
 import { CorruptionError } from '../../errors.js';
 import { type FsIo, readFile, replaceFile } from './io.js';
 
-/** The version of the on-disk format this code reads and writes. */
-export const FORMAT_VERSION = 1;
+/** The version of the on-disk format this code writes. */
+export const FORMAT_VERSION = 2;
+/**
+ * The oldest version it reads. Version 2 only added span checksums to index files, which are
+ * written as segments are sealed or closed; a version 1 directory is marked 2 on open.
+ */
+const OLDEST_READ = 1;
 export const FORMAT_FILE = 'FORMAT';
 const MARKER = /^mqlite-fs (\d{1,9})\n$/;
 /** The file of a namespace directory, by which an unmarked directory is recognised as data. */
 const NAMESPACE_FILE = '~meta';
 
 /**
- * Checks the format marker of `dir`, writing it if the directory is new.
+ * Checks the format marker of `dir`, writing it if the directory is new and raising it to
+ * {@link FORMAT_VERSION} if it is older.
  *
  * @throws CorruptionError when the directory is of another format version, its marker is
  *   garbled, or it holds namespaces without a marker.
@@ -31,11 +37,13 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
     const match = MARKER.exec(stored.toString('latin1'));
     if (!match) throw new CorruptionError(`data directory '${dir}' has a garbled ${FORMAT_FILE}`);
     const version = Number(match[1]);
-    if (version !== FORMAT_VERSION) {
+    if (version < OLDEST_READ || version > FORMAT_VERSION) {
       throw new CorruptionError(
-        `data directory '${dir}' is in format version ${version}; this version of mqlite reads format version ${FORMAT_VERSION} only`,
+        `data directory '${dir}' is in format version ${version}; this version of mqlite reads format versions ${OLDEST_READ} to ${FORMAT_VERSION}`,
       );
     }
+    // Marked before anything of the new version is written, so older code refuses it from then.
+    if (version < FORMAT_VERSION) writeMarker(io, dir, file, fsync);
     return;
   }
   const data = io
@@ -48,10 +56,14 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
       `data directory '${dir}' holds namespace '${data}' but no ${FORMAT_FILE} file, so its format version is unknown`,
     );
   }
+  writeMarker(io, dir, file, fsync);
+}
+
+function writeMarker(io: FsIo, dir: string, file: string, fsync: boolean): void {
   replaceFile(io, file, Buffer.from(`mqlite-fs ${FORMAT_VERSION}\n`, 'latin1'), fsync);
   if (fsync) {
-    // The marker must be durable before any namespace is: else a crash could leave data
-    // without it, which the next open refuses.
+    // The marker must be durable before any data of its version is: else a crash could leave
+    // data under a marker that does not describe it.
     const fd = io.openSync(dir, 'r');
     try {
       io.fsyncSync(fd);

@@ -570,6 +570,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (length === 0) return;
     const seg = this.#active;
     writeFully(this.io, seg.fd, this.#batchBuffer, 0, length, seg.fileSize);
+    seg.checksum(this.batch, 0, length, seg.fileSize);
     if (seg.verifiedTo === seg.fileSize) seg.verifiedTo += length;
     seg.fileSize += length;
     seg.unsynced = this.#ctx.policy !== 'never';
@@ -739,6 +740,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       }
       pos += length;
     }
+    copy.checksum(output, FILE_HEADER, out, FILE_HEADER);
     copy.fileSize = copy.size = copy.verifiedTo = out;
     const tmp = `${seg.file}.tmp`;
     const fd = this.io.openSync(tmp, 'w');

@@ -5,8 +5,10 @@
  * checksum is verified the first time this process reads it from disk; frames this process
  * wrote are trusted. Verification runs in bulk: a verified read checks every unchecked frame
  * from there to the end of the window in one loop, so the frames after it are read with no
- * per-frame check (see {@link FrameReader.runEnd}).
+ * per-frame check (see {@link FrameReader.runEnd}). A span of the sparse index whose checksum is
+ * known and which lies wholly in the window is checked in one call instead of frame by frame.
  */
+import { crc32Range } from './checksum.js';
 import { checkFrame, FRAME_HEADER, u32 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
 import { corruptRecord } from './recovery.js';
@@ -150,10 +152,29 @@ export class FrameReader {
     }
     const window = this.#window;
     const maxPayload = seg.fileSize;
+    // Spans with a known checksum are verified whole; other frames one by one.
+    const checksummedTo = seg.checksummedTo;
+    const spans = checksummedTo > 0 ? seg.sparseCount : 0;
+    const sparsePos = seg.sparsePos;
+    let span = spans > 0 ? seg.sparseAtOrAfter(run) : 0;
     while (run + FRAME_HEADER <= end) {
+      if (span < spans && sparsePos[span] === run) {
+        const spanEnd = span + 1 < spans ? sparsePos[span + 1]! : checksummedTo;
+        if (
+          spanEnd <= end &&
+          spanEnd <= checksummedTo &&
+          crc32Range(window, run - start, spanEnd - start) === seg.spanChecksums[span]
+        ) {
+          run = spanEnd;
+          span++;
+          continue;
+        }
+        // Not wholly in the window, or failing: frame by frame (which finds the bad frame).
+      }
       const total = checkFrame(window, run - start, end - start, maxPayload);
       if (total < 0) break;
       run += total;
+      if (span < spans && sparsePos[span]! < run) span++;
     }
     // `run` is at or past `pos`, on a frame boundary: short of the frame's end means it failed.
     if (run < pos + length) throw corruptRecord(seg.file, pos);

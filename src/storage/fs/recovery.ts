@@ -27,8 +27,9 @@ export function corruptRecord(file: string, position: number, why = 'fails its c
 }
 
 /**
- * Adds the records of `seg`'s file from `from` to `fileSize` to its tables. In `tail` mode a
- * torn end is accepted; the returned position is where valid records end (the new file size).
+ * Adds the records of `seg`'s file from `from` to `fileSize` to its tables, and their bytes to
+ * its span checksums once verified. In `tail` mode a torn end is accepted; the returned position
+ * is where valid records end (the new file size).
  */
 export function scanSegment(
   io: FsIo,
@@ -43,11 +44,15 @@ export function scanSegment(
   while (pos < fileSize) {
     const n = readFully(io, fd, buf, 0, Math.min(buf.length, fileSize - pos), pos);
     let at = 0;
+    let why = '';
     for (;;) {
       const r = checkFrame(buf, at, n, fileSize);
       if (r > 0) {
         const delta = frameDelta(buf, at);
-        if (delta < seg.span) return bad(io, fd, seg, pos + at, fileSize, tail, 'is out of order');
+        if (delta < seg.span) {
+          why = 'is out of order';
+          break;
+        }
         seg.add(delta, frameByteLength(buf, at), frameTimestamp(buf, at), pos + at, r);
         at += r;
         continue;
@@ -55,15 +60,15 @@ export function scanSegment(
       if (r === INCOMPLETE && at < n) {
         // The frame goes past the bytes read: past the file end, or just past this chunk.
         const total = n - at >= FRAME_HEADER ? FRAME_HEADER + buf.readUInt32LE(at) : FRAME_HEADER;
-        if (pos + at + total > fileSize) {
-          return bad(io, fd, seg, pos + at, fileSize, tail, 'is cut short');
-        }
-        if (at === 0) buf = Buffer.allocUnsafe(Math.max(total, buf.length * 2));
+        if (pos + at + total > fileSize) why = 'is cut short';
+        else if (at === 0) buf = Buffer.allocUnsafe(Math.max(total, buf.length * 2));
       } else if (r === BAD_CHECKSUM) {
-        return bad(io, fd, seg, pos + at, fileSize, tail, 'fails its checksum');
+        why = 'fails its checksum';
       }
       break;
     }
+    seg.checksum(buf, 0, at, pos);
+    if (why) return bad(io, fd, seg, pos + at, fileSize, tail, why);
     if (at === 0 && n === 0) break;
     pos += at;
   }

@@ -12,6 +12,7 @@
  */
 import path from 'node:path';
 import type { SegmentInfo } from '../types.js';
+import { crc32Range } from './checksum.js';
 import { FILE_HEADER } from './frame.js';
 
 /** Bytes of records between two entries of the sparse position index. */
@@ -67,6 +68,15 @@ export class Segment implements SegmentInfo {
   size = FILE_HEADER;
   /** Frames below this position have passed their checksum in this process. */
   verifiedTo = FILE_HEADER;
+  /**
+   * Checksum of each sparse span: entry `i` is the CRC-32 of the file's bytes from `sparsePos[i]`
+   * to the next entry, or to `checksummedTo` for the last one. A reader verifies a whole span with
+   * one call into zlib instead of each frame in JS. They are computed from bytes as they are
+   * written from memory, or scanned and verified frame by frame, never from unverified bytes.
+   */
+  spanChecksums: Uint32Array = new Uint32Array(16);
+  /** File position up to which `spanChecksums` are exact; -1 when unknown (a version 1 index). */
+  checksummedTo = FILE_HEADER;
 
   /** Open file descriptor, or -1. */
   fd = -1;
@@ -104,14 +114,8 @@ export class Segment implements SegmentInfo {
     if (!(delta >= 0 && delta < this.span) || !Number.isInteger(delta)) return -1;
     const present = this.present;
     if (!present) return delta;
-    let lo = 0;
-    let hi = this.slots;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (present[mid]! < delta) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < this.slots && present[lo] === delta ? lo : -1;
+    const slot = countBelow(present, this.slots, delta);
+    return slot < this.slots && present[slot] === delta ? slot : -1;
   }
 
   /** The first slot whose offset is at or after `offset` (`slots` when there is none). */
@@ -120,14 +124,7 @@ export class Segment implements SegmentInfo {
     if (!(delta > 0)) return 0;
     const present = this.present;
     if (!present) return Math.min(delta, this.slots);
-    let lo = 0;
-    let hi = this.slots;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (present[mid]! < delta) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return countBelow(present, this.slots, delta);
   }
 
   /** Offset delta of a slot. */
@@ -197,6 +194,7 @@ export class Segment implements SegmentInfo {
       this.sparsePos = grow64(this.sparsePos, n + 1);
       this.sparseTs = grow64(this.sparseTs, n + 1);
     }
+    if (n >= this.spanChecksums.length) this.spanChecksums = grow32(this.spanChecksums, n + 1);
     this.sparseSlot[n] = slot;
     this.sparsePos[n] = pos;
     this.sparseTs[n] = timestamp;
@@ -214,26 +212,42 @@ export class Segment implements SegmentInfo {
    * it. Returns its index (0 when the segment is empty).
    */
   sparseBefore(slot: number): number {
-    let lo = 0;
-    let hi = this.sparseCount;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sparseSlot[mid]! <= slot) lo = mid + 1;
-      else hi = mid;
+    // Slots are integers: entries at or before `slot` are those below `slot + 1`.
+    return Math.max(0, countBelow(this.sparseSlot, this.sparseCount, slot + 1) - 1);
+  }
+
+  /**
+   * Extends the span checksums over `bytes[from, to)`, the file's bytes from position `pos` on.
+   * Bytes that do not follow on from `checksummedTo` leave the checksums unknown.
+   */
+  checksum(bytes: Uint8Array, from: number, to: number, pos: number): void {
+    if (from === to) return;
+    if (pos !== this.checksummedTo || this.sparseCount === 0) {
+      this.checksummedTo = -1;
+      return;
     }
-    return Math.max(0, lo - 1);
+    const n = this.sparseCount;
+    const sums = this.spanChecksums;
+    let span = this.sparseAtOrAfter(pos + 1) - 1;
+    while (from < to) {
+      const spanEnd = span + 1 < n ? this.sparsePos[span + 1]! : Number.POSITIVE_INFINITY;
+      const stop = Math.min(to, from + spanEnd - pos);
+      sums[span] = crc32Range(bytes, from, stop, sums[span]!);
+      pos += stop - from;
+      from = stop;
+      if (pos === spanEnd) span++;
+    }
+    this.checksummedTo = pos;
+  }
+
+  /** The first sparse entry at or after file position `pos` (`sparseCount` when none). */
+  sparseAtOrAfter(pos: number): number {
+    return countBelow(this.sparsePos, this.sparseCount, pos);
   }
 
   /** The last sparse entry whose timestamp is below `timestamp` (0 when none). */
   sparseBeforeTime(timestamp: number): number {
-    let lo = 0;
-    let hi = this.sparseCount;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sparseTs[mid]! < timestamp) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.max(0, lo - 1);
+    return Math.max(0, countBelow(this.sparseTs, this.sparseCount, timestamp) - 1);
   }
 
   /** Trims the growable tables once the segment is sealed. */
@@ -245,6 +259,7 @@ export class Segment implements SegmentInfo {
     this.sparseSlot = this.sparseSlot.slice(0, n);
     this.sparsePos = this.sparsePos.slice(0, n);
     this.sparseTs = this.sparseTs.slice(0, n);
+    this.spanChecksums = this.spanChecksums.slice(0, n);
   }
 
   /** Replaces the tables with those of a rewritten (compacted) copy of this segment. */
@@ -262,7 +277,21 @@ export class Segment implements SegmentInfo {
     this.fileSize = from.fileSize;
     this.size = from.size;
     this.verifiedTo = from.verifiedTo;
+    this.spanChecksums = from.spanChecksums;
+    this.checksummedTo = from.checksummedTo;
   }
+}
+
+/** How many of the first `count` entries of ascending `sorted` are below `value`. */
+function countBelow(sorted: Uint32Array | Float64Array, count: number, value: number): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function grow32(a: Uint32Array, need: number): Uint32Array {
