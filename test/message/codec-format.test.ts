@@ -1,6 +1,6 @@
 /**
  * The stored message format, pinned by records of format version 1 committed in
- * test/storage/fixtures/codec-v1.bin (written by make-v1.ts beside it): messages stored by
+ * test/storage/fixtures/codec-v1.bin (written by make-fixtures.ts beside it): messages stored by
  * earlier versions must read back exactly.
  */
 import fs from 'node:fs';
