@@ -532,8 +532,19 @@ function decodeMessage(
     if (length < 2) throw ends();
     const present = bytes[at]! | (bytes[at + 1]! << 8);
     at += 2;
-    const exchange = readString();
-    const routingKey = readString();
+    let exchange: string;
+    let routingKey: string;
+    const namesEnd = shortNamesEnd(bytes, at, end);
+    if (namesEnd > 0 && sameNames(bytes, at, namesEnd)) {
+      exchange = lastExchange;
+      routingKey = lastRoutingKey;
+      at = namesEnd;
+    } else {
+      const names = at;
+      exchange = readString();
+      routingKey = readString();
+      if (namesEnd > 0) rememberNames(bytes, names, namesEnd, exchange, routingKey);
+    }
     // The two usual cases share one properties object, as publishing does.
     const properties =
       present === 0
@@ -553,6 +564,50 @@ function decodeMessage(
 
 function decode(bytes: Uint8Array): StoredMessage {
   return decodeFrom(bytes, 0, bytes.length);
+}
+
+/**
+ * The names (exchange and routing key) of the last record decoded, as bytes and as strings. The
+ * records of a queue mostly repeat them, and comparing their few bytes in place costs less than
+ * a look-up of each in the string cache.
+ */
+const lastNames = new Uint8Array(64);
+let lastNamesLength = -1;
+let lastExchange = '';
+let lastRoutingKey = '';
+
+/** Where the names at `from` end when both lengths take one byte and they fit; else -1. */
+function shortNamesEnd(bytes: Uint8Array, from: number, end: number): number {
+  if (from >= end) return -1;
+  const routingKeyAt = from + 1 + bytes[from]!;
+  if (routingKeyAt >= end) return -1;
+  const namesEnd = routingKeyAt + 1 + bytes[routingKeyAt]!;
+  return bytes[from]! < 0x80 &&
+    bytes[routingKeyAt]! < 0x80 &&
+    namesEnd <= end &&
+    namesEnd - from <= lastNames.length
+    ? namesEnd
+    : -1;
+}
+
+function sameNames(bytes: Uint8Array, from: number, to: number): boolean {
+  const length = to - from;
+  if (length !== lastNamesLength) return false;
+  for (let i = 0; i < length; i++) if (bytes[from + i] !== lastNames[i]) return false;
+  return true;
+}
+
+function rememberNames(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  exchange: string,
+  routingKey: string,
+): void {
+  for (let i = from; i < to; i++) lastNames[i - from] = bytes[i]!;
+  lastNamesLength = to - from;
+  lastExchange = exchange;
+  lastRoutingKey = routingKey;
 }
 
 function readProperties(present: number): Readonly<MessageProperties> {

@@ -174,6 +174,37 @@ describe('messageCodec', () => {
     }
   });
 
+  test('consecutive records read back their own names, whether they repeat or not', () => {
+    // Few distinct names, so that runs repeat; some past one length byte, some empty.
+    const name = fc.constantFrom(
+      '',
+      'q',
+      'jobs',
+      'amq.topic',
+      'jobs\u00e9',
+      'x'.repeat(130),
+      'x'.repeat(63),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(name, name), { minLength: 1, maxLength: 30 }), (pairs) => {
+        const records = pairs.map(([exchange, routingKey]) =>
+          messageCodec
+            .encode({ exchange, routingKey, properties: {}, body: new Uint8Array(3) })
+            .slice(),
+        );
+        for (const [i, bytes] of records.entries()) {
+          const [exchange, routingKey] = pairs[i]!;
+          const read =
+            i % 2
+              ? messageCodec.decode(bytes)
+              : messageViewCodec.decodeView!(bytes, 0, bytes.length);
+          expect([read.exchange, read.routingKey]).toEqual([exchange, routingKey]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test('header numbers keep their kind: integers, fractions, -0 and bigints', () => {
     const m: StoredMessage = {
       exchange: '',

@@ -281,7 +281,7 @@ describe('fs storage: torn and corrupt data', () => {
     const spans = idx.readUInt32LE(40);
     // Span checksums are the last table; spoil one in the middle, keeping the index valid.
     const at = end - 4 * (spans - Math.floor(spans / 2));
-    idx.writeUInt32LE(idx.readUInt32LE(at) ^ 1, at);
+    idx.writeUInt32LE((idx.readUInt32LE(at) ^ 1) >>> 0, at);
     idx.writeUInt32LE(crc32(idx.subarray(0, end)), end);
     fs.writeFileSync(index, idx);
     const again = open(dir);

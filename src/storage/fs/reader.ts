@@ -5,8 +5,9 @@
  * checksum is verified the first time this process reads it from disk; frames this process
  * wrote are trusted. Verification runs in bulk: a verified read checks every unchecked frame
  * from there to the end of the window in one loop, so the frames after it are read with no
- * per-frame check (see {@link FrameReader.runEnd}). A span of the sparse index whose checksum is
- * known and which lies wholly in the window is checked in one call instead of frame by frame.
+ * per-frame check (see {@link FrameReader.runEnd}). The spans of the sparse index that lie
+ * wholly in the window are checked with one call against the segment's running checksums
+ * instead of frame by frame.
  */
 import { crc32Range } from './checksum.js';
 import { checkFrame, FRAME_HEADER, u32 } from './frame.js';
@@ -120,7 +121,11 @@ export class FrameReader {
       if (length > seg.fileSize - pos) throw corruptRecord(seg.file, pos, 'is cut short');
       at = this.#fill(seg, pos, length);
     }
-    if (verify && (pos < this.#vFrom || pos + length > this.#vTo)) this.#verify(seg, pos, length);
+    if (verify && (pos < this.#vFrom || pos + length > this.#vTo)) {
+      // A checksummed span from here runs past the window: read it in whole, to check it at once.
+      if (at > 0 && this.#spanPastWindow(seg, pos)) at = this.#fill(seg, pos, length);
+      this.#verify(seg, pos, length);
+    }
     this.bytes = this.#window;
     this.at = at;
     this.length = length;
@@ -152,35 +157,49 @@ export class FrameReader {
     }
     const window = this.#window;
     const maxPayload = seg.fileSize;
-    // Spans with a known checksum are verified whole; other frames one by one.
+    // Whole spans with a known checksum are verified together; other frames one by one.
     const checksummedTo = seg.checksummedTo;
-    const spans = checksummedTo > 0 ? seg.sparseCount : 0;
-    const sparsePos = seg.sparsePos;
+    let spans = checksummedTo > 0 ? seg.sparseCount : 0;
+    const sums = seg.spanChecksums;
     let span = spans > 0 ? seg.sparseAtOrAfter(run) : 0;
     while (run + FRAME_HEADER <= end) {
-      if (span < spans && sparsePos[span] === run) {
-        const spanEnd = span + 1 < spans ? sparsePos[span + 1]! : checksummedTo;
-        if (
-          spanEnd <= end &&
-          spanEnd <= checksummedTo &&
-          crc32Range(window, run - start, spanEnd - start) === seg.spanChecksums[span]
-        ) {
-          run = spanEnd;
-          span++;
-          continue;
+      if (span < spans && seg.sparsePos[span] === run) {
+        // The last span from here that ends in the window and is checksummed.
+        let last = span - 1;
+        while (last + 1 < spans && seg.spanEnd(last + 1) <= Math.min(end, checksummedTo)) last++;
+        if (last >= span) {
+          const to = seg.spanEnd(last);
+          const from = span > 0 ? sums[span - 1]! : 0;
+          if (crc32Range(window, run - start, to - start, from) === sums[last]) {
+            run = to;
+            span = last + 1;
+            continue;
+          }
+          spans = 0; // failing: the rest of the window frame by frame, which finds a bad frame
+        } else if (run >= pos + length) {
+          break; // a span past the window's end: left to the read that reaches it (see #read)
         }
-        // Not wholly in the window, or failing: frame by frame (which finds the bad frame).
       }
       const total = checkFrame(window, run - start, end - start, maxPayload);
       if (total < 0) break;
       run += total;
-      if (span < spans && sparsePos[span]! < run) span++;
+      if (span < spans && seg.sparsePos[span]! < run) span++;
     }
     // `run` is at or past `pos`, on a frame boundary: short of the frame's end means it failed.
     if (run < pos + length) throw corruptRecord(seg.file, pos);
     this.#vFrom = from;
     this.#vTo = run;
     if (seg.verifiedTo >= from && run > seg.verifiedTo) seg.verifiedTo = run;
+  }
+
+  /** Whether a checksummed span starts at `pos` of `seg` and ends past the window. */
+  #spanPastWindow(seg: Segment, pos: number): boolean {
+    const checksummedTo = seg.checksummedTo;
+    if (checksummedTo <= 0) return false;
+    const span = seg.sparseAtOrAfter(pos);
+    if (span >= seg.sparseCount || seg.sparsePos[span] !== pos) return false;
+    const spanEnd = seg.spanEnd(span);
+    return spanEnd <= checksummedTo && spanEnd > this.#end;
   }
 
   /**

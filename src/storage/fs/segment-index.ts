@@ -6,9 +6,9 @@
  * best, and the rest is scanned. A checksum guards against a torn index, which is then ignored.
  * Tables are copied byte for byte, swapped only on a big-endian machine.
  *
- * Version 2 adds the segment's span checksums (see `Segment.spanChecksums`), so that the first
- * read of a reopened segment verifies about 4 KiB of frames per call into zlib instead of each
- * frame in JS. An index is written in version 1 when they are unknown (a segment loaded from a
+ * Version 2 adds the segment's running checksum at the end of each sparse span (see
+ * `Segment.spanChecksums`), so that the first read of a reopened segment verifies a window of
+ * frames per call into zlib instead of each frame in JS. An index is written in version 1 when they are unknown (a segment loaded from a
  * version 1 index), and version 1 indexes are read: their segments are verified frame by frame.
  */
 import { crc32 } from './checksum.js';

@@ -69,10 +69,11 @@ export class Segment implements SegmentInfo {
   /** Frames below this position have passed their checksum in this process. */
   verifiedTo = FILE_HEADER;
   /**
-   * Checksum of each sparse span: entry `i` is the CRC-32 of the file's bytes from `sparsePos[i]`
-   * to the next entry, or to `checksummedTo` for the last one. A reader verifies a whole span with
-   * one call into zlib instead of each frame in JS. They are computed from bytes as they are
-   * written from memory, or scanned and verified frame by frame, never from unverified bytes.
+   * Running checksum at the end of each sparse span: entry `i` is the CRC-32 of the file's frames
+   * from the first one up to the next entry's position (the last entry: up to `checksummedTo`).
+   * A reader verifies every whole span in its window with one call into zlib, from the entry
+   * before them, instead of each frame in JS. They are computed from bytes as they are written
+   * from memory, or scanned and verified frame by frame, never from unverified bytes.
    */
   spanChecksums: Uint32Array = new Uint32Array(16);
   /** File position up to which `spanChecksums` are exact; -1 when unknown (a version 1 index). */
@@ -228,16 +229,24 @@ export class Segment implements SegmentInfo {
     }
     const n = this.sparseCount;
     const sums = this.spanChecksums;
+    // The running checksum so far is that of the span holding the last byte checksummed.
+    let crc = pos === FILE_HEADER ? 0 : sums[this.sparseAtOrAfter(pos) - 1]!;
     let span = this.sparseAtOrAfter(pos + 1) - 1;
     while (from < to) {
       const spanEnd = span + 1 < n ? this.sparsePos[span + 1]! : Number.POSITIVE_INFINITY;
       const stop = Math.min(to, from + spanEnd - pos);
-      sums[span] = crc32Range(bytes, from, stop, sums[span]!);
+      crc = crc32Range(bytes, from, stop, crc);
+      sums[span] = crc;
       pos += stop - from;
       from = stop;
       if (pos === spanEnd) span++;
     }
     this.checksummedTo = pos;
+  }
+
+  /** Where span `i` ends: the next entry's position, or `checksummedTo` for the last one. */
+  spanEnd(i: number): number {
+    return i + 1 < this.sparseCount ? this.sparsePos[i + 1]! : this.checksummedTo;
   }
 
   /** The first sparse entry at or after file position `pos` (`sparseCount` when none). */
