@@ -516,6 +516,21 @@ function decodeFrom(bytes: Uint8Array, offset: number, length: number): StoredMe
 
 /** `decodeFrom` keeping the body as a view of `bytes`, which the caller never changes. */
 function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMessage {
+  // The usual record of a stream, no properties and the last record's names, in place.
+  const end = offset + length;
+  if (length >= 2 && bytes[offset] === 0 && bytes[offset + 1] === 0) {
+    const namesEnd = repeatedNamesEnd(bytes, offset + 2, end);
+    if (namesEnd > 0) {
+      return new PackedMessage(
+        EMPTY_PROPERTIES,
+        lastExchange,
+        lastRoutingKey,
+        bytes.buffer,
+        bytes.byteOffset + namesEnd,
+        end - namesEnd,
+      );
+    }
+  }
   return decodeMessage(bytes, offset, length, true);
 }
 
@@ -534,16 +549,16 @@ function decodeMessage(
     at += 2;
     let exchange: string;
     let routingKey: string;
-    const namesEnd = shortNamesEnd(bytes, at, end);
-    if (namesEnd > 0 && sameNames(bytes, at, namesEnd)) {
+    const repeated = repeatedNamesEnd(bytes, at, end);
+    if (repeated > 0) {
       exchange = lastExchange;
       routingKey = lastRoutingKey;
-      at = namesEnd;
+      at = repeated;
     } else {
       const names = at;
       exchange = readString();
       routingKey = readString();
-      if (namesEnd > 0) rememberNames(bytes, names, namesEnd, exchange, routingKey);
+      rememberNames(bytes, names, at, exchange, routingKey);
     }
     // The two usual cases share one properties object, as publishing does.
     const properties =
@@ -576,27 +591,15 @@ let lastNamesLength = -1;
 let lastExchange = '';
 let lastRoutingKey = '';
 
-/** Where the names at `from` end when both lengths take one byte and they fit; else -1. */
-function shortNamesEnd(bytes: Uint8Array, from: number, end: number): number {
-  if (from >= end) return -1;
-  const routingKeyAt = from + 1 + bytes[from]!;
-  if (routingKeyAt >= end) return -1;
-  const namesEnd = routingKeyAt + 1 + bytes[routingKeyAt]!;
-  return bytes[from]! < 0x80 &&
-    bytes[routingKeyAt]! < 0x80 &&
-    namesEnd <= end &&
-    namesEnd - from <= lastNames.length
-    ? namesEnd
-    : -1;
+/** Where the names at `from` end if their bytes are the last record's (see `lastNames`); else -1. */
+function repeatedNamesEnd(bytes: Uint8Array, from: number, end: number): number {
+  const length = lastNamesLength;
+  if (length < 0 || from + length > end) return -1;
+  for (let i = 0; i < length; i++) if (bytes[from + i] !== lastNames[i]) return -1;
+  return from + length;
 }
 
-function sameNames(bytes: Uint8Array, from: number, to: number): boolean {
-  const length = to - from;
-  if (length !== lastNamesLength) return false;
-  for (let i = 0; i < length; i++) if (bytes[from + i] !== lastNames[i]) return false;
-  return true;
-}
-
+/** Keeps the names just read from `bytes[from, to)`, when they are short enough. */
 function rememberNames(
   bytes: Uint8Array,
   from: number,
@@ -604,6 +607,7 @@ function rememberNames(
   exchange: string,
   routingKey: string,
 ): void {
+  if (to - from > lastNames.length) return;
   for (let i = from; i < to; i++) lastNames[i - from] = bytes[i]!;
   lastNamesLength = to - from;
   lastExchange = exchange;
