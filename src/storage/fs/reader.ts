@@ -164,9 +164,17 @@ export class FrameReader {
     let span = spans > 0 ? seg.sparseAtOrAfter(run) : 0;
     while (run + FRAME_HEADER <= end) {
       if (span < spans && seg.sparsePos[span] === run) {
-        // The last span from here that ends in the window and is checksummed.
+        // The last span from here that ends in the window and is checksummed (a span starting
+        // at `checksummedTo` is one whose frames are still in the write buffer).
+        const limit = Math.min(end, checksummedTo);
         let last = span - 1;
-        while (last + 1 < spans && seg.spanEnd(last + 1) <= Math.min(end, checksummedTo)) last++;
+        while (
+          last + 1 < spans &&
+          seg.sparsePos[last + 1]! < checksummedTo &&
+          seg.spanEnd(last + 1) <= limit
+        ) {
+          last++;
+        }
         if (last >= span) {
           const to = seg.spanEnd(last);
           const from = span > 0 ? sums[span - 1]! : 0;
