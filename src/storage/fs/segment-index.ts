@@ -8,8 +8,9 @@
  *
  * Version 2 adds the segment's running checksum at the end of each sparse span (see
  * `Segment.spanChecksums`), so that the first read of a reopened segment verifies a window of
- * frames per call into zlib instead of each frame in JS. An index is written in version 1 when they are unknown (a segment loaded from a
- * version 1 index), and version 1 indexes are read: their segments are verified frame by frame.
+ * frames per call into zlib instead of each frame in JS. An index is written in version 1 when
+ * they are unknown (a segment loaded from a version 1 index), and version 1 indexes are read:
+ * their segments are verified frame by frame.
  */
 import { crc32 } from './checksum.js';
 import { LITTLE_ENDIAN } from './frame.js';
