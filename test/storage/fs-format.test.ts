@@ -14,7 +14,7 @@ import { crc32 } from '../../src/storage/fs/checksum.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, Namespace, StorageAdapter } from '../../src/storage/types.js';
-import { testRecordCodec } from '../../src/testing/index.js';
+import { simulateCrash, testRecordCodec } from '../../src/testing/index.js';
 
 const fixture = (version: number) =>
   fileURLToPath(new URL(`./fixtures/fs-v${version}`, import.meta.url));
@@ -385,10 +385,23 @@ describe('span checksums of version 2 indexes', () => {
     for (const seg of logFiles(dir)) expectSpanChecksumsOf(seg);
     expect(fs.readFileSync(written[1]!).readUInt32LE(16)).toBe(1); // compacted: generation 1
 
+    // Appends after the tail's index, then a crash: the scan on reopen continues the checksums
+    // the index left, and cuts a torn record.
     storage = open(dir);
     log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
     expect(log.nextOffset).toBe(next);
-    expect(log.get(next - 1)).toBe(record(next - 1));
+    for (let i = 0; i < 30; i++) log.append(record(next++), T0 + next);
+    await log.sync();
+    simulateCrash(storage);
+    const tail = logFiles(dir).at(-1)!;
+    fs.truncateSync(tail, fs.statSync(tail).size - 3);
+    const covered = fs.readFileSync(tail.replace(/\.seg$/, '.idx')).readDoubleLE(24);
+    expect(covered).toBeLessThan(fs.statSync(tail).size - 100); // the scan starts inside the file
+    storage = open(dir);
+    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    expect(log.nextOffset).toBe(next - 1);
+    expect(log.get(next - 2)).toBe(record(next - 2));
     await storage.close();
+    for (const seg of logFiles(dir)) expectSpanChecksumsOf(seg);
   });
 });
