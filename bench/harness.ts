@@ -31,6 +31,24 @@ export async function bestOf(
 }
 
 /**
+ * Runs each of `measures` once per round, taking turns, for `rounds` rounds, and returns the best
+ * figure of each, in order. Measures that take turns see the same spells of the machine's load,
+ * so figures meant to be compared (a queue and its limit, kinds of replay) stay comparable.
+ */
+export async function bestInTurns(
+  rounds: number,
+  measures: Array<(round: number) => Promise<number>>,
+): Promise<number[]> {
+  const best = measures.map(() => 0);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, measure] of measures.entries()) {
+      best[i] = Math.max(best[i]!, await measure(round));
+    }
+  }
+  return best;
+}
+
+/**
  * Publishes `n` messages as a confirming publisher with a sliding window does: `publish(i)` in
  * batches of `batch`, each batch followed by a turn of the event loop (where a real publisher
  * waits for its socket) or, once `window` messages are unconfirmed, by a wait for the confirms of

@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: runs every benchmark module in bench/ one after the other, each in a process of
- * its own, and prints one table per module. With `--write`, it also replaces the generated section
+ * `npm run bench`: runs every benchmark module in bench/ one after the other, each module (or each
+ * section of a module that exports `sections`) in a process of its own, and prints one table per
+ * module. With `--write`, it also replaces the generated section
  * of BENCHMARKS.md with these figures, the command and the machine.
  *
  * `npm run bench -- stream lvq` runs only the named modules.
@@ -47,8 +48,9 @@ function runIsolated(name: string, section?: string): Promise<BenchResult[]> {
     });
     child.on('error', reject);
     child.on('exit', (code) => {
+      const what = section === undefined ? '' : ` section ${section}`;
       if (code === 0 && results) resolve(results);
-      else reject(new Error(`bench/${name}.ts ${section ?? ''} failed (exit code ${code})`));
+      else reject(new Error(`bench/${name}.ts${what} failed (exit code ${code})`));
     });
   });
 }
@@ -88,12 +90,12 @@ const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} co
 )} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
 console.log(`machine: ${machine}\n`);
 
-const sections: string[] = [];
+const tables: string[] = [];
 for (const name of modules) {
   console.log(`## ${name}`);
   const results = await runEach(name);
   printResults(results);
-  sections.push(
+  tables.push(
     [
       `### ${name}`,
       '',
@@ -118,7 +120,7 @@ if (write) {
     `Command: \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}.`,
     `Machine: ${machine}.`,
     '',
-    ...sections.flatMap((s) => [s, '']),
+    ...tables.flatMap((s) => [s, '']),
     end,
   ].join('\n');
   writeFileSync(file, text.slice(0, from) + generated + text.slice(to + end.length));

@@ -21,7 +21,7 @@ import { crc32 } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { fsStorage } from '../src/storage/fs/index.js';
 import type { LogCursor, RecordCodec } from '../src/storage/types.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestInTurns, bestOf, isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const RECORDS = 1_000_000;
@@ -179,13 +179,11 @@ function rawRead(files: string[]): number {
 export async function run(): Promise<BenchResult[]> {
   const dir = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-bench-fs-'));
   try {
-    // Rounds interleaved, so both see the same machine load; the best of each is kept.
-    let raw = 0;
-    let append = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      raw = Math.max(raw, await rawAppend(dir, round));
-      append = Math.max(append, await fsAppend(dir, round));
-    }
+    // Rounds taking turns, so both see the same machine load; the best of each is kept.
+    const [raw, append] = (await bestInTurns(ROUNDS, [
+      (round) => rawAppend(dir, round),
+      (round) => fsAppend(dir, round),
+    ])) as [number, number];
     const sqlite = sqliteInsert(dir);
 
     // One 1 M-record log, closed cleanly, for the read and reopen figures.
@@ -209,16 +207,11 @@ export async function run(): Promise<BenchResult[]> {
     const bytesLog = await (await storage.namespace('bench')).openLog('log', firstByte);
     const bytesCursor = bytesLog.cursor();
     const firstRead = await bestOf(RECORDS, () => readBytes(bytesCursor), { rounds: 1 });
-    // Interleaved, so both see the same machine load.
-    let read = 0;
-    let rawReadRate = 0;
-    for (let i = 0; i < ROUNDS; i++) {
-      read = Math.max(read, await bestOf(RECORDS, () => readBytes(bytesCursor), { rounds: 2 }));
-      rawReadRate = Math.max(
-        rawReadRate,
-        await bestOf(RECORDS, () => rawRead(files), { rounds: 2 }),
-      );
-    }
+    // Taking turns, so both see the same machine load.
+    const [read, rawReadRate] = (await bestInTurns(ROUNDS, [
+      () => bestOf(RECORDS, () => readBytes(bytesCursor), { rounds: 2 }),
+      () => bestOf(RECORDS, () => rawRead(files), { rounds: 2 }),
+    ])) as [number, number];
     await storage.close();
     storage = fsStorage({ dir: logDir, fsync: 'never' });
     const viewLog = await (await storage.namespace('bench')).openLog('log', codec);

@@ -23,7 +23,14 @@ import { StreamQueue } from '../src/queues/stream/stream-queue.js';
 import { fsStorage } from '../src/storage/fs/index.js';
 import type { StorageAdapter } from '../src/storage/types.js';
 import { ManualClock } from '../src/testing/manual-clock.js';
-import { bestOf, isMain, memoryInUse, printResults, publishWindowed } from './harness.js';
+import {
+  bestInTurns,
+  bestOf,
+  isMain,
+  memoryInUse,
+  printResults,
+  publishWindowed,
+} from './harness.js';
 import { rawAppend } from './storage-fs.js';
 import type { BenchResult } from './types.js';
 
@@ -163,15 +170,10 @@ async function bytesPerMessage(): Promise<number | undefined> {
 
 async function memory(): Promise<BenchResult[]> {
   // The limit and the publish take turns: how fast new memory is varies through a run.
-  let limit = 0;
-  let publish = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    limit = Math.max(limit, await freshMemoryLimit(1));
-    publish = Math.max(
-      publish,
-      await eachRound((s) => publishAll(s, MESSAGES), undefined, MESSAGES, 1),
-    );
-  }
+  const [limit, publish] = (await bestInTurns(ROUNDS, [
+    () => freshMemoryLimit(1),
+    () => eachRound((s) => publishAll(s, MESSAGES), undefined, MESSAGES, 1),
+  ])) as [number, number];
   const perMessage = await bytesPerMessage();
   const live = await eachRound(async (s) => {
     const received = subscribers(s, 1, 'next');
@@ -239,15 +241,11 @@ async function fs(): Promise<BenchResult[]> {
   let storage: StorageAdapter | undefined;
   let stream: StreamQueue | undefined;
   try {
-    // Rounds interleaved with the machine's raw limit, so both see the same load.
-    let publish = 0;
-    let raw = 0;
-    let round = 0;
-    for (; round < ROUNDS; round++) {
-      raw = Math.max(raw, await rawAppend(dir, round));
-      publish = Math.max(
-        publish,
-        await bestOf(
+    // Rounds taking turns with the machine's raw limit, so both see the same load.
+    const [raw, publish] = (await bestInTurns(ROUNDS, [
+      (round) => rawAppend(dir, round),
+      (round) =>
+        bestOf(
           MESSAGES,
           async () => {
             await publishAll(stream!, MESSAGES);
@@ -265,10 +263,9 @@ async function fs(): Promise<BenchResult[]> {
             },
           },
         ),
-      );
-    }
+    ])) as [number, number];
     // Replay the last round's stream after a reopen, from the page cache.
-    const replayDir = join(dir, `publish-${round - 1}`);
+    const replayDir = join(dir, `publish-${ROUNDS - 1}`);
     // The first read after a reopen verifies every frame's checksum; a second one does not.
     // The four kinds of replay take turns, so that a slow spell of the machine hits them alike.
     const reopened = (read: (stream: StreamQueue) => Promise<void>, hot = false) =>
@@ -288,16 +285,12 @@ async function fs(): Promise<BenchResult[]> {
           },
         },
       );
-    let read = 0;
-    let readHot = 0;
-    let readSync = 0;
-    let readSyncHot = 0;
-    for (let turn = 0; turn < 2 * ROUNDS; turn++) {
-      read = Math.max(read, await reopened(replay));
-      readHot = Math.max(readHot, await reopened(replay, true));
-      readSync = Math.max(readSync, await reopened(replaySync));
-      readSyncHot = Math.max(readSyncHot, await reopened(replaySync, true));
-    }
+    const [read, readHot, readSync, readSyncHot] = (await bestInTurns(2 * ROUNDS, [
+      () => reopened(replay),
+      () => reopened(replay, true),
+      () => reopened(replaySync),
+      () => reopened(replaySync, true),
+    ])) as [number, number, number, number];
     return [
       {
         name: 'limit: raw writeSync of the same frames + crc32, fsync every 100 ms',
