@@ -26,6 +26,7 @@
  * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
  * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
  */
+import { copyInto } from '../storage/bytes.js';
 import type { RecordCodec } from '../storage/types.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
 import { messagePacking, PackedMessage } from './packed-message.js';
@@ -191,10 +192,10 @@ function writeValue(value: FieldValue): void {
         pos = buf.writeDoubleLE(value.getTime(), pos);
       } else if (value instanceof Uint8Array) {
         buf[pos++] = T_BYTES;
-        writeVarint(value.byteLength);
-        ensure(value.byteLength);
-        buf.set(value, pos);
-        pos += value.byteLength;
+        writeVarint(value.length);
+        ensure(value.length);
+        copyInto(buf, value, pos);
+        pos += value.length;
       } else if (Array.isArray(value)) {
         buf[pos++] = T_ARRAY;
         writeVarint(value.length);
@@ -221,9 +222,9 @@ function write(message: StoredMessage, start: number): void {
   buf[start] = present;
   buf[start + 1] = present >>> 8;
   const body = message.body;
-  ensure(body.byteLength);
-  buf.set(body, pos);
-  pos += body.byteLength;
+  ensure(body.length);
+  copyInto(buf, body, pos);
+  pos += body.length;
 }
 
 function encode(message: StoredMessage): Uint8Array {
@@ -521,17 +522,34 @@ function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMe
   if (length >= 2 && bytes[offset] === 0 && bytes[offset + 1] === 0) {
     const namesEnd = repeatedNamesEnd(bytes, offset + 2, end);
     if (namesEnd > 0) {
+      viewWindow(bytes);
       return new PackedMessage(
         EMPTY_PROPERTIES,
         lastExchange,
         lastRoutingKey,
-        bytes.buffer,
-        bytes.byteOffset + namesEnd,
+        windowBuffer,
+        windowOffset + namesEnd,
         end - namesEnd,
       );
     }
   }
   return decodeMessage(bytes, offset, length, true);
+}
+
+/**
+ * The bytes `decodeView` last read from, with their buffer and offset: reading those two from a
+ * view is a generic property load each (see `storage/bytes.ts`), and a reader decodes hundreds
+ * of records from one window. The records decoded hold the window anyway.
+ */
+let lastWindow: Uint8Array = new Uint8Array(0);
+let windowBuffer: ArrayBufferLike = lastWindow.buffer;
+let windowOffset = 0;
+
+function viewWindow(bytes: Uint8Array): void {
+  if (bytes === lastWindow) return;
+  lastWindow = bytes;
+  windowBuffer = bytes.buffer;
+  windowOffset = bytes.byteOffset;
 }
 
 function decodeMessage(
@@ -568,8 +586,15 @@ function decodeMessage(
           ? priorityOnlyProperties(readByte())
           : readProperties(present);
     if (view) {
-      const { buffer, byteOffset } = bytes;
-      return new PackedMessage(properties, exchange, routingKey, buffer, byteOffset + at, end - at);
+      viewWindow(bytes);
+      return new PackedMessage(
+        properties,
+        exchange,
+        routingKey,
+        windowBuffer,
+        windowOffset + at,
+        end - at,
+      );
     }
     return { exchange, routingKey, properties, body: copyBytes(at, end) };
   } finally {
@@ -641,8 +666,7 @@ function readProperties(present: number): Readonly<MessageProperties> {
  * so it stays cheap while tracking what dominates real messages.
  */
 function byteLength(message: StoredMessage): number {
-  let size =
-    OVERHEAD + message.body.byteLength + message.exchange.length + message.routingKey.length;
+  let size = OVERHEAD + message.body.length + message.exchange.length + message.routingKey.length;
   const props = message.properties;
   if (props === EMPTY_PROPERTIES) return size;
   for (const key in props) {

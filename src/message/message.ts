@@ -94,7 +94,7 @@ export class Message {
 
   /** Byte size of the body. */
   get bodySize(): number {
-    return this.#stored.body.byteLength;
+    return this.#stored.body.length;
   }
 
   /** True once the message was acked, nacked or rejected through this object. */

@@ -1,4 +1,5 @@
 import { ContentTooLargeError, PreconditionFailedError } from '../errors.js';
+import { copyInto } from '../storage/bytes.js';
 import type {
   FieldTable,
   FieldValue,
@@ -74,11 +75,11 @@ function slabView(length: number): Uint8Array {
 }
 
 function copyBytes(source: Uint8Array): Uint8Array {
-  const length = source.byteLength;
+  const length = source.length;
   if (length === 0) return EMPTY_BODY;
   if (length > SLAB_MAX_BODY) return source.slice();
   const view = slabView(length);
-  view.set(source);
+  copyInto(view, source, 0);
   return view;
 }
 
@@ -145,9 +146,9 @@ export function normalizeMessage(
     bytes = utf8Bytes(text);
     json = true;
   }
-  if (bytes.byteLength > limits.maxBodyBytes) {
+  if (bytes.length > limits.maxBodyBytes) {
     throw new ContentTooLargeError(
-      `message body of ${bytes.byteLength} bytes exceeds the limit of ${limits.maxBodyBytes}`,
+      `message body of ${bytes.length} bytes exceeds the limit of ${limits.maxBodyBytes}`,
     );
   }
   const props =

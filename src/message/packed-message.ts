@@ -41,7 +41,7 @@ export class PackedMessage implements StoredMessage {
 
 /** Body bytes of a message, without making the body view of a packed one. */
 export function bodyLength(message: StoredMessage): number {
-  return message instanceof PackedMessage ? message.bodyLength : message.body.byteLength;
+  return message instanceof PackedMessage ? message.bodyLength : message.body.length;
 }
 
 const NO_BODY = new Uint8Array(0);

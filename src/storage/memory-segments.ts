@@ -6,6 +6,7 @@
  *   then leaves no object behind for the garbage collector to move out of the young generation,
  *   which was most of the cost of appending to a long log of objects.
  */
+import { copyInto } from './bytes.js';
 import type { RecordCodec, RecordPacking, SegmentInfo } from './types.js';
 
 /** Slots a log's first segment starts with; later ones start at their predecessor's count. */
@@ -197,7 +198,7 @@ export class PackedSegment<T> extends Segment<T> {
   store(i: number, record: T): void {
     const packing = this.#packing;
     const payload = packing.payload(record);
-    const length = payload.byteLength;
+    const length = payload.length;
     if (length > MAX_SHARED_PAYLOAD) {
       this.#bufferOf[i] = this.#buffers.push(payload.slice().buffer) - 1;
       this.#byteOffsets[i] = 0;
@@ -209,7 +210,7 @@ export class PackedSegment<T> extends Segment<T> {
         this.#shared = bytes;
         this.#sharedIndex = this.#buffers.push(bytes.buffer) - 1;
       }
-      bytes.set(payload, writer.used);
+      copyInto(bytes, payload, writer.used);
       this.#bufferOf[i] = this.#sharedIndex;
       this.#byteOffsets[i] = writer.used;
       writer.used += length;

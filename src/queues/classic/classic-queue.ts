@@ -503,7 +503,7 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.arguments;
     if (args.overflow !== 'drop-head') {
-      const reason = this.#overLimit(1, message.body.byteLength);
+      const reason = this.#overLimit(1, message.body.length);
       if (reason !== undefined) {
         if (args.overflow === 'reject-publish-dlx') {
           this.#deadLetter(borrowed ? ownBody(message) : message, reason);

@@ -216,7 +216,7 @@ export class LevelStore implements ReadyStore {
     lvl.readyCount++;
     this.#readyCount++;
     // A published message: its body is at hand (`bodyLength` is for messages read back).
-    this.#readyBytes += message.body.byteLength;
+    this.#readyBytes += message.body.length;
     if (level > this.#top) this.#top = level;
     this.#markDirty(lvl.log);
     return level * LEVEL_SPAN + offset;

@@ -206,7 +206,7 @@ export class PackedLog {
       message.routingKey,
     );
     page.byteOffsets[slot] = body.byteOffset;
-    page.byteLengths[slot] = body.byteLength;
+    page.byteLengths[slot] = body.length;
     page.timestamps[slot] = timestamp;
     page.live++;
     this.#count++;

@@ -307,7 +307,7 @@ export class ConflatingStore implements ReadyStore {
     this.#table.add(handle, message, key, timestamp, READY);
     this.#last = handle;
     this.#readyCount++;
-    this.#readyBytes += message.body.byteLength;
+    this.#readyBytes += message.body.length;
     if (key === undefined) return;
     // One hash lookup per publish: the key's slot is updated in place.
     const latest = this.#latest.get(key);

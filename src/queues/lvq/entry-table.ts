@@ -85,7 +85,7 @@ export class EntryTable {
     page.messages[slot] = message;
     page.keys[slot] = key;
     page.timestamps[slot] = timestamp;
-    page.bytes[slot] = message.body.byteLength;
+    page.bytes[slot] = message.body.length;
     page.flags[slot] = flags;
     page.live++;
     this.#size++;

@@ -122,6 +122,15 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
     if (this.#done) return DONE;
     if (this.#pending) throw new TypeError('read(): next() called while one is pending');
     try {
+      // Straight from the cursor, with no read-ahead (left over only from a `for await`): a
+      // result a `for...of` takes at once is never stored, so it costs no write barrier.
+      if (this.#aheadIndex === this.#aheadEnd && this.#remaining > 0 && this.#readable()) {
+        const cursor = this.#cursor;
+        if (cursor.next()) {
+          this.#remaining--;
+          return { done: false, value: entryAt(cursor) };
+        }
+      }
       // At the end of what is stored (following): this loop ends, the reader does not.
       return this.#take() ?? DONE;
     } catch (error) {
@@ -155,14 +164,20 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
 
   /** The next result, or undefined when it has to wait for a publish. */
   #take(): IteratorResult<StreamEntry> | undefined {
-    if (this.#signal?.aborted) throw aborted(this.#signal);
-    if (this.#tail.closed()) throw new ClosedError('the stream was closed while reading');
+    this.#readable();
     if (this.#aheadIndex < this.#aheadEnd || this.#readAhead()) {
       return this.#ahead[this.#aheadIndex++];
     }
     if (this.#remaining > 0 && this.#follow) return undefined;
     this.#finish();
     return DONE;
+  }
+
+  /** Throws if the reader was aborted or the stream closed; else true. */
+  #readable(): true {
+    if (this.#signal?.aborted) throw aborted(this.#signal);
+    if (this.#tail.closed()) throw new ClosedError('the stream was closed while reading');
+    return true;
   }
 
   /** Reads up to {@link READ_AHEAD} results from the cursor; false when none was there. */
@@ -172,10 +187,7 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
     const n = Math.min(READ_AHEAD, this.#remaining);
     let k = 0;
     while (k < n && cursor.next()) {
-      ahead[k++] = {
-        done: false,
-        value: { offset: cursor.offset, timestamp: cursor.timestamp, message: cursor.record },
-      };
+      ahead[k++] = { done: false, value: entryAt(cursor) };
     }
     this.#remaining -= k;
     this.#aheadIndex = 0;
@@ -202,6 +214,11 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
     this.#pending = undefined;
     pending?.resolve(DONE);
   }
+}
+
+/** The entry the cursor stands on. */
+function entryAt(cursor: LogCursor<StoredMessage>): StreamEntry {
+  return { offset: cursor.offset, timestamp: cursor.timestamp, message: cursor.record };
 }
 
 function aborted(signal: AbortSignal): AbortedError {
