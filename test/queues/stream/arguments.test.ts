@@ -139,6 +139,22 @@ describe.each(STORAGE_KINDS)('StreamQueue.open on %s storage', (kind) => {
     expect(await storage.storage.listNamespaces()).toEqual([]);
   });
 
+  it('rolls segments at 8 MiB by default and at x-stream-max-segment-size-bytes when given', async () => {
+    // Nine records of a million bytes: eight fit in 8 MiB (they would not in 8 million bytes).
+    const body = new Uint8Array(1_000_000);
+    const segmentsAfterNine = async (args: Record<string, unknown>, name: string) => {
+      const stream = await openStream(storage, { name, arguments: args });
+      for (let i = 0; i < 9; i++) await stream.publish(body);
+      const dropped = await stream.purge(); // all but the segment being written
+      await stream.close();
+      return dropped;
+    };
+    expect(await segmentsAfterNine({}, 'default')).toBe(8);
+    expect(await segmentsAfterNine({ 'x-stream-max-segment-size-bytes': 3_500_000 }, 'small')).toBe(
+      6,
+    );
+  });
+
   it('remembers its arguments and refuses an inequivalent redeclaration', async () => {
     const stream = await openStream(storage, { arguments: { 'x-max-length': 10 } });
     await stream.close();

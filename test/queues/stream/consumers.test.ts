@@ -96,28 +96,30 @@ describe.each(STORAGE_KINDS)('stream consumers on %s storage', (kind) => {
     expect(offsetsOf(held)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('redelivers a requeued message before newer ones, in rejection order, same offset', async () => {
+  it('redelivers requeued messages before newer ones, in rejection order, same offset', async () => {
     await publishMany(stream, 5);
     const seen: Message[] = [];
     await stream.subscribe(
       { prefetch: 3, manualAck: true, args: { 'x-stream-offset': 'first' } },
       (m) => {
         seen.push(m);
+        // Both are requeued before either can be delivered again: 2 first, then 1.
+        if (seen.length === 3) {
+          void seen[1]!.nack(true);
+          void seen[0]!.reject(true);
+        }
       },
     );
     await settle();
-    expect(offsetsOf(seen)).toEqual([1, 2, 3]);
-    await seen[2]!.nack(true); // 3 first, then 1
-    await seen[0]!.reject(true);
+    expect(offsetsOf(seen)).toEqual([1, 2, 3, 2, 1]);
+    expect(seen.map((m) => m.redelivered)).toEqual([false, false, false, true, true]);
+    expect(seen.slice(3).map((m) => [m.offset, m.bodyString()])).toEqual([
+      [2, 'm2'],
+      [1, 'm1'],
+    ]);
+    for (const m of seen.slice(2)) await m.ack();
     await settle();
-    expect(offsetsOf(seen)).toEqual([1, 2, 3, 3, 1]);
-    expect(seen.slice(3).map((m) => m.redelivered)).toEqual([true, true]);
-    expect(seen[3]!.bodyString()).toBe('m3');
-    await seen[1]!.ack();
-    await seen[3]!.ack();
-    await seen[4]!.ack();
-    await settle();
-    expect(offsetsOf(seen)).toEqual([1, 2, 3, 3, 1, 4, 5]);
+    expect(offsetsOf(seen)).toEqual([1, 2, 3, 2, 1, 4, 5]);
     expect(seen[5]!.redelivered).toBe(false);
   });
 
@@ -151,19 +153,31 @@ describe.each(STORAGE_KINDS)('stream consumers on %s storage', (kind) => {
   });
 
   it('loses the redelivery list when the consumer goes', async () => {
-    await publishMany(stream, 2);
     const seen: Message[] = [];
     const sub = await stream.subscribe(
-      { prefetch: 1, manualAck: true, args: { 'x-stream-offset': 'first' } },
+      { tag: 'w', prefetch: 1, manualAck: true, args: { 'x-stream-offset': 'next' } },
       (m) => {
         seen.push(m);
+        // Requeued while its consumer is busy, so it waits on the list; then the consumer goes.
+        if (seen.length === 1) {
+          void m.nack(true);
+          void sub.cancel();
+        }
       },
     );
-    await settle();
-    await sub.cancel();
-    await seen[0]!.nack(true);
+    await publishMany(stream, 2);
     await settle();
     expect(offsetsOf(seen)).toEqual([1]);
+    // A new consumer reads from its own offset: nothing of the old list comes back redelivered.
+    const next: Message[] = [];
+    await stream.subscribe({ tag: 'v', args: { 'x-stream-offset': 'first' } }, (m) => {
+      next.push(m);
+    });
+    await settle();
+    expect(next.map((m) => [m.offset, m.redelivered])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
   });
 
   it('iterates deliveries without a callback, acking as the loop advances', async () => {

@@ -8,9 +8,11 @@ import { parseOffsetSpec } from '../../../src/queues/stream/offset-spec.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import { ManualClock } from '../../../src/testing/manual-clock.js';
 import {
+  countReads,
   offsetsOf,
   openStream,
   publishMany,
+  type ReadCounter,
   STORAGE_KINDS,
   settle,
   TestStorage,
@@ -144,6 +146,12 @@ describe.each(STORAGE_KINDS)('stream offsets on %s storage', (kind) => {
     expect(await startAt(-100)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('a negative integer is clamped to the oldest message retention left', async () => {
+    await publishMany(stream, 7); // [1-3] [4-6] [7]
+    await stream.purge();
+    expect(await startAt(-5)).toEqual([7]);
+  });
+
   it('a Date starts at the first message that arrived at or after it; none is like next', async () => {
     const t0 = clock.now();
     for (let i = 1; i <= 6; i++) {
@@ -175,5 +183,59 @@ describe.each(STORAGE_KINDS)('stream offsets on %s storage', (kind) => {
       INVALID,
     );
     expect(stream.consumerCount).toBe(0);
+  });
+});
+
+describe.each(STORAGE_KINDS)('seeking a stream on %s storage', (kind) => {
+  const MESSAGES = 3000;
+  let storage: TestStorage;
+  let clock: ManualClock;
+  let stream: StreamQueue;
+  const counter: ReadCounter = { records: 0 };
+  let t0 = 0;
+
+  beforeEach(async () => {
+    storage = new TestStorage(kind);
+    clock = new ManualClock();
+    t0 = clock.now();
+    // About 100 segments, each message a millisecond after the one before.
+    stream = await openStream(storage, {
+      clock,
+      storage: countReads(storage.storage, counter),
+      arguments: { 'x-stream-max-segment-size-bytes': 30 * SIZE },
+    });
+    for (let i = 0; i < MESSAGES; i++) {
+      await stream.publish(`m${i % 10}`);
+      clock.advance(1);
+    }
+  });
+  afterEach(async () => {
+    await stream.close();
+    await storage.dispose();
+  });
+
+  it.each([
+    ['an offset', () => 2991],
+    ['a Date', () => new Date(t0 + 2990)],
+    ['the last k', () => -10],
+  ])('reads no message before the start when subscribing at %s', async (_, start) => {
+    counter.records = 0;
+    const seen: Message[] = [];
+    const sub = await stream.subscribe({ args: { 'x-stream-offset': start() } }, (m) => {
+      seen.push(m);
+    });
+    await settle();
+    await sub.cancel();
+    expect(offsetsOf(seen)).toEqual(Array.from({ length: 10 }, (_, i) => 2991 + i));
+    // The ten delivered, give or take the step that finds the end: no scan from the beginning.
+    expect(counter.records).toBeLessThanOrEqual(12);
+  });
+
+  it('reads no message before the start in a read() replay', () => {
+    counter.records = 0;
+    expect([...stream.read(new Date(t0 + 1500), { limit: 1 })].map((e) => e.offset)).toEqual([
+      1501,
+    ]);
+    expect(counter.records).toBeLessThanOrEqual(2);
   });
 });

@@ -77,6 +77,17 @@ describe.each(STORAGE_KINDS)('stream retention on %s storage', (kind) => {
     });
   }
 
+  /** A tracked consumer `tag` that acknowledges its first message only, then goes. */
+  async function ackFirstAndLeave(tag: string): Promise<void> {
+    const seen: Message[] = [];
+    const sub = await stream.subscribe({ tag, prefetch: 1, manualAck: true }, (m) => {
+      seen.push(m);
+    });
+    await settle();
+    await seen[0]!.ack();
+    await sub.cancel();
+  }
+
   it('drops whole segments for x-max-length when a segment fills', async () => {
     stream = await open({ 'x-max-length': 4 });
     await publishMany(stream, 9); // [1-3] [4-6] [7-9]
@@ -156,17 +167,32 @@ describe.each(STORAGE_KINDS)('stream retention on %s storage', (kind) => {
   it('forgets stored offsets that point before the oldest retained message', async () => {
     stream = await open({});
     await publishMany(stream, 6);
-    const seen: Message[] = [];
-    const sub = await stream.subscribe({ tag: 'slow', prefetch: 1, manualAck: true }, (m) => {
-      seen.push(m);
-    });
-    await settle();
-    await seen[0]!.ack();
-    await sub.cancel();
+    await ackFirstAndLeave('slow');
     expect(stream.storedOffset('slow')).toBe(2);
     await publishMany(stream, 1, 7);
     await stream.purge();
     expect(stream.storedOffset('slow')).toBeUndefined();
+  });
+
+  it('forgets stored offsets that x-max-length retention passed, and keeps the others', async () => {
+    stream = await open({ 'x-max-length': 4 });
+    await publishMany(stream, 6); // [1-3] [4-6]
+    await ackFirstAndLeave('slow');
+    const ahead = await stream.subscribe({ tag: 'ahead', prefetch: 10 }, () => {});
+    await settle();
+    await ahead.cancel();
+    expect([stream.storedOffset('slow'), stream.storedOffset('ahead')]).toEqual([2, 7]);
+    await publishMany(stream, 4, 7); // [7-9] [10]: [1-3] and [4-6] go, 4 messages stay
+    await settle();
+    expect(stream.firstOffset).toBe(7);
+    expect([stream.storedOffset('slow'), stream.storedOffset('ahead')]).toEqual([undefined, 7]);
+    // Resuming without a stored offset starts at the oldest retained message.
+    const again: Message[] = [];
+    await stream.subscribe({ tag: 'slow', prefetch: 1 }, (m) => {
+      again.push(m);
+    });
+    await settle();
+    expect(offsetsOf(again)[0]).toBe(7);
   });
 
   it('keeps messages, offsets and retention state across reopen', async () => {
@@ -178,6 +204,8 @@ describe.each(STORAGE_KINDS)('stream retention on %s storage', (kind) => {
       next: stream.nextOffset,
       count: stream.messageCount,
     };
+    // [1-3] [4-6] [7-9] [10]: the oldest segments went, at least 3 messages stayed.
+    expect(before).toEqual({ first: 7, next: 11, count: 4 });
     await stream.close();
     await storage.reopen();
     stream = await openStream(storage, { clock });

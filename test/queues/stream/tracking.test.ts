@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import { UnsettledOffsets } from '../../../src/queues/stream/tracking.js';
+import { storagePerTest } from '../../support/test-storage.js';
 import {
   offsetsOf,
   openStream,
@@ -118,6 +119,35 @@ describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
     expect(offsetsOf(again.seen)).toEqual([3]);
   });
 
+  it('with an explicit offset and no tracking, neither reads nor moves a stored offset', async () => {
+    await publishMany(stream, 4);
+    const named = await consume({ tag: 'w' }, (m) => {
+      if (m.deliveryTag <= 2) void m.ack();
+    });
+    await named.sub.cancel();
+    expect(stream.storedOffset('w')).toBe(3);
+    const explicit = await consume({ tag: 'w', args: { 'x-stream-offset': 1 } }, (m) => {
+      void m.ack();
+    });
+    expect(offsetsOf(explicit.seen)).toEqual([1, 2, 3, 4]);
+    expect(stream.storedOffset('w')).toBe(3);
+  });
+
+  it('never stores for a tag of the amq.ctag- form, given or asked to track', async () => {
+    await publishMany(stream, 2);
+    for (const args of [
+      {},
+      { 'x-stream-offset': 'first', 'x-stream-automatic-offset-tracking': true },
+    ]) {
+      const tag = `amq.ctag-mine-${Object.keys(args).length}`;
+      const { sub, seen } = await consume({ tag, args });
+      expect(offsetsOf(seen)).toEqual([1, 2]);
+      for (const m of seen) await m.ack();
+      await sub.cancel();
+      expect(stream.storedOffset(tag)).toBeUndefined();
+    }
+  });
+
   it('moves the stored offset past messages a filter skipped', async () => {
     await stream.publish('a', { headers: { 'x-stream-filter-value': 'x' } });
     await stream.publish('b', { headers: { 'x-stream-filter-value': 'y' } });
@@ -138,5 +168,34 @@ describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
     expect(stream.storedOffset('w')).toBe(2);
     const again = await consume({ tag: 'w' });
     expect(offsetsOf(again.seen)).toEqual([2, 3]);
+  });
+});
+
+describe('offset tracking on fs storage through a crash', () => {
+  const t = storagePerTest('fs');
+
+  it('resumes from a durable stored offset, never past an unacknowledged message', async () => {
+    let stream = await openStream(t.storage);
+    await publishMany(stream, 5);
+    const seen: Message[] = [];
+    await stream.subscribe({ tag: 'w', manualAck: true }, (m) => {
+      seen.push(m);
+    });
+    await settle();
+    await seen[0]!.ack();
+    await seen[1]!.ack();
+    await (await t.storage.storage.namespace('events')).sync(); // stored offset 3 is durable
+    await seen[3]!.ack(); // 3 stays unacknowledged: the stored offset cannot pass it
+    // No close: the directory is reopened as a restarted process would.
+    t.storage.crash();
+    stream = await openStream(t.storage);
+    expect(stream.storedOffset('w')).toBe(3);
+    const again: Message[] = [];
+    await stream.subscribe({ tag: 'w' }, (m) => {
+      again.push(m);
+    });
+    await settle();
+    expect(offsetsOf(again)).toEqual([3, 4, 5]);
+    await stream.close();
   });
 });
