@@ -1,7 +1,10 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import type { StreamQueue } from '../../../src/queues/stream/stream-queue.js';
 import { UnsettledOffsets } from '../../../src/queues/stream/tracking.js';
+import { encodeName } from '../../../src/storage/fs/names.js';
 import { storagePerTest } from '../../support/test-storage.js';
 import {
   offsetsOf,
@@ -171,8 +174,40 @@ describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
   });
 });
 
-describe('offset tracking on fs storage through a crash', () => {
+describe('offset tracking on fs storage', () => {
   const t = storagePerTest('fs');
+
+  it('keeps one entry per tag on disk however often it stores', async () => {
+    const stream = await openStream(t.storage);
+    await publishMany(stream, 3000);
+    let acked = 0;
+    for (const tag of ['a', 'b']) {
+      const seen: Message[] = [];
+      await stream.subscribe({ tag, prefetch: 1, manualAck: true }, (m) => {
+        seen.push(m);
+      });
+      // One ack per turn of the event loop: each one a change of its own to write.
+      while (seen.length < 3000) {
+        await seen.at(-1)!.ack();
+        acked++;
+        await settle();
+      }
+    }
+    expect(acked).toBe(5998);
+    await stream.close();
+    const metaFile = join(t.storage.dir!, encodeName('events'), '~meta');
+    // Without compaction the file would hold some 6,000 records of 30-odd bytes.
+    expect(statSync(metaFile).size).toBeLessThan(48 * 1024);
+    await t.storage.reopen();
+    const reopened = await openStream(t.storage);
+    expect([reopened.storedOffset('a'), reopened.storedOffset('b')]).toEqual([3000, 3000]);
+    const meta = (await t.storage.storage.namespace('events')).meta;
+    expect([...meta.entries('stream.offset.')].map(([key]) => key)).toEqual([
+      'stream.offset.a',
+      'stream.offset.b',
+    ]);
+    await reopened.close();
+  });
 
   it('resumes from a durable stored offset, never past an unacknowledged message', async () => {
     let stream = await openStream(t.storage);
