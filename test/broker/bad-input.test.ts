@@ -42,9 +42,23 @@ describe('bad arguments', () => {
         'PRECONDITION_FAILED - x-max-age format invalid',
       ],
       [
-        { 'x-queue-type': 'stream', 'x-max-priority': 5 },
-        'PRECONDITION_FAILED - Argument x-max-priority not allowed for streams',
+        { 'x-queue-type': 'stream', 'x-max-age': 3600 },
+        'PRECONDITION_FAILED - x-max-age must be a string',
       ],
+      ...(
+        [
+          ['x-dead-letter-exchange', 'dlx'],
+          ['x-dead-letter-routing-key', 'dead'],
+          ['x-expires', 60_000],
+          ['x-delivery-limit', 3],
+          ['x-overflow', 'reject-publish'],
+          ['x-single-active-consumer', true],
+          ['x-max-priority', 5],
+        ] as const
+      ).map(([name, value]): [Record<string, unknown>, string] => [
+        { 'x-queue-type': 'stream', [name]: value },
+        `PRECONDITION_FAILED - Argument ${name} not allowed for streams`,
+      ]),
       [
         { 'x-queue-type': 'stream', 'qpid.last_value_queue': true },
         'PRECONDITION_FAILED - Argument qpid.last_value_queue not allowed for streams',
