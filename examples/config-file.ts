@@ -44,7 +44,9 @@ try {
     await Broker.open({ storage: fsStorage({ dir: join(dir, 'data') }), config });
   } catch (error) {
     if (!(error instanceof MqliteError)) throw error;
-    console.log(`refused (${error.code}, ${error.replyCode}): ${error.message}`);
+    // The message names the config file; its temporary directory is shortened to <dir> here.
+    const message = error.message.replace(dir, '<dir>');
+    console.log(`refused (${error.code}, ${error.replyCode}): ${message}`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -1,20 +1,57 @@
-// Runs every file in examples/ in its own process and fails if any of them fails.
+// Runs every file in examples/ in its own process and fails if any of them fails or prints
+// other than its expected output, `examples/output/<name>.txt`: an example is a check of what it
+// shows, not only of running. `--update` writes the expected output of every example afresh.
+// AMQP_URL is not passed on: the migration example then runs on mqlite alone, as it prints here.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
-const files = readdirSync(new URL('../examples/', import.meta.url))
+const examples = new URL('../examples/', import.meta.url);
+const outputs = new URL('output/', examples);
+const update = process.argv.includes('--update');
+
+/** The first line where `actual` and `expected` differ, for the failure message. */
+function firstDifference(actual, expected) {
+  const a = actual.split('\n');
+  const e = expected.split('\n');
+  for (let i = 0; i < Math.max(a.length, e.length); i++) {
+    if (a[i] !== e[i])
+      return `line ${i + 1}:\n  expected: ${e[i] ?? '(end)'}\n  printed:  ${a[i] ?? '(end)'}`;
+  }
+  return '';
+}
+
+const files = readdirSync(examples)
   .filter((f) => f.endsWith('.ts'))
   .sort();
 let failed = 0;
 for (const file of files) {
   process.stdout.write(`\n--- examples/${file}\n`);
   const run = spawnSync(process.execPath, ['--import', 'tsx', `examples/${file}`], {
-    stdio: 'inherit',
+    stdio: ['inherit', 'pipe', 'inherit'],
+    env: { ...process.env, AMQP_URL: undefined },
+    encoding: 'utf8',
     timeout: 60_000,
   });
-  if (run.status !== 0) {
+  process.stdout.write(run.stdout ?? '');
+  const expectedFile = new URL(file.replace(/\.ts$/, '.txt'), outputs);
+  let problem = run.status === 0 ? '' : `exit ${run.status ?? run.signal}`;
+  if (!problem && update) {
+    mkdirSync(outputs, { recursive: true });
+    writeFileSync(expectedFile, run.stdout);
+  } else if (!problem) {
+    let expected;
+    try {
+      expected = readFileSync(expectedFile, 'utf8');
+    } catch {
+      problem = `no expected output in examples/output/ (npm run examples -- --update writes it)`;
+    }
+    if (expected !== undefined && expected !== run.stdout) {
+      problem = `printed other than expected, ${firstDifference(run.stdout, expected)}`;
+    }
+  }
+  if (problem) {
     failed++;
-    process.stdout.write(`examples/${file} failed (exit ${run.status ?? run.signal})\n`);
+    process.stdout.write(`examples/${file} failed: ${problem}\n`);
   }
 }
 process.stdout.write(`\nexamples: ${files.length - failed} passed, ${failed} failed\n`);
