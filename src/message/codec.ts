@@ -539,7 +539,8 @@ function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMe
 /**
  * The bytes `decodeView` last read from, with their buffer and offset: reading those two from a
  * view is a generic property load each (see `storage/bytes.ts`), and a reader decodes hundreds
- * of records from one window. The records decoded hold the window anyway.
+ * of records from one window. This keeps one window alive until the next is decoded from, as
+ * the records decoded from it and the cursor reading it do meanwhile.
  */
 let lastWindow: Uint8Array = new Uint8Array(0);
 let windowBuffer: ArrayBufferLike = lastWindow.buffer;
