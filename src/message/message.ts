@@ -1,3 +1,4 @@
+import { bodyLength } from './packed-message.js';
 import type { FieldValue, MessageProperties, StoredMessage } from './types.js';
 
 /**
@@ -92,9 +93,9 @@ export class Message {
     return this.#extraHeader === 'x-stream-offset' ? (this.#extraValue as number) : undefined;
   }
 
-  /** Byte size of the body. */
+  /** Byte size of the body (read without making the body's view where it is kept packed). */
   get bodySize(): number {
-    return this.#stored.body.length;
+    return bodyLength(this.#stored);
   }
 
   /** True once the message was acked, nacked or rejected through this object. */

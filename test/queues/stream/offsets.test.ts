@@ -83,6 +83,7 @@ describe.each(STORAGE_KINDS)('stream offsets on %s storage', (kind) => {
     expect(received[0]!.properties.headers).toEqual({ 'x-stream-offset': 1, other: 'kept' });
     expect(received.map((m) => m.offset)).toEqual([1, 2, 3, 4, 5]);
     expect(received.map((m) => m.bodyString())).toEqual(['a', 'm1', 'm2', 'm3', 'm4']);
+    expect(received.map((m) => m.bodySize)).toEqual([1, 2, 2, 2, 2]);
     expect(stream.firstOffset).toBe(1);
     expect(stream.nextOffset).toBe(6);
   });
