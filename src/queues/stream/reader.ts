@@ -124,7 +124,8 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
     try {
       // Straight from the cursor, with no read-ahead (left over only from a `for await`): a
       // result a `for...of` takes at once is never stored, so it costs no write barrier.
-      if (this.#aheadIndex === this.#aheadEnd && this.#remaining > 0 && this.#readable()) {
+      if (this.#aheadIndex === this.#aheadEnd && this.#remaining > 0) {
+        this.#checkReadable();
         const cursor = this.#cursor;
         if (cursor.next()) {
           this.#remaining--;
@@ -164,7 +165,7 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
 
   /** The next result, or undefined when it has to wait for a publish. */
   #take(): IteratorResult<StreamEntry> | undefined {
-    this.#readable();
+    this.#checkReadable();
     if (this.#aheadIndex < this.#aheadEnd || this.#readAhead()) {
       return this.#ahead[this.#aheadIndex++];
     }
@@ -173,11 +174,10 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
     return DONE;
   }
 
-  /** Throws if the reader was aborted or the stream closed; else true. */
-  #readable(): true {
+  /** Throws if the reader was aborted or the stream closed. */
+  #checkReadable(): void {
     if (this.#signal?.aborted) throw aborted(this.#signal);
     if (this.#tail.closed()) throw new ClosedError('the stream was closed while reading');
-    return true;
   }
 
   /** Reads up to {@link READ_AHEAD} results from the cursor; false when none was there. */
