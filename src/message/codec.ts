@@ -379,7 +379,7 @@ function copyBytes(start: number, stop: number): Uint8Array {
     slabUsed += (length + 7) & ~7;
   }
   // A plain view, even of a Buffer: Buffer's own subarray costs several times more.
-  bytes.set(new Uint8Array(input.buffer, input.byteOffset + start, length));
+  copyInto(bytes, new Uint8Array(input.buffer, input.byteOffset + start, length), 0);
   return bytes;
 }
 
@@ -522,15 +522,7 @@ function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMe
   if (length >= 2 && bytes[offset] === 0 && bytes[offset + 1] === 0) {
     const namesEnd = repeatedNamesEnd(bytes, offset + 2, end);
     if (namesEnd > 0) {
-      viewWindow(bytes);
-      return new PackedMessage(
-        EMPTY_PROPERTIES,
-        lastExchange,
-        lastRoutingKey,
-        windowBuffer,
-        windowOffset + namesEnd,
-        end - namesEnd,
-      );
+      return viewedMessage(bytes, namesEnd, end, EMPTY_PROPERTIES, lastExchange, lastRoutingKey);
     }
   }
   return decodeMessage(bytes, offset, length, true);
@@ -546,11 +538,28 @@ let lastWindow: Uint8Array = new Uint8Array(0);
 let windowBuffer: ArrayBufferLike = lastWindow.buffer;
 let windowOffset = 0;
 
-function viewWindow(bytes: Uint8Array): void {
-  if (bytes === lastWindow) return;
-  lastWindow = bytes;
-  windowBuffer = bytes.buffer;
-  windowOffset = bytes.byteOffset;
+/** A message whose body is a view of `bytes[from, end)`. */
+function viewedMessage(
+  bytes: Uint8Array,
+  from: number,
+  end: number,
+  properties: Readonly<MessageProperties>,
+  exchange: string,
+  routingKey: string,
+): StoredMessage {
+  if (bytes !== lastWindow) {
+    lastWindow = bytes;
+    windowBuffer = bytes.buffer;
+    windowOffset = bytes.byteOffset;
+  }
+  return new PackedMessage(
+    properties,
+    exchange,
+    routingKey,
+    windowBuffer,
+    windowOffset + from,
+    end - from,
+  );
 }
 
 function decodeMessage(
@@ -586,17 +595,7 @@ function decodeMessage(
         : present === P_PRIORITY
           ? priorityOnlyProperties(readByte())
           : readProperties(present);
-    if (view) {
-      viewWindow(bytes);
-      return new PackedMessage(
-        properties,
-        exchange,
-        routingKey,
-        windowBuffer,
-        windowOffset + at,
-        end - at,
-      );
-    }
+    if (view) return viewedMessage(bytes, at, end, properties, exchange, routingKey);
     return { exchange, routingKey, properties, body: copyBytes(at, end) };
   } finally {
     input = buf; // keep no reference to the caller's buffer
