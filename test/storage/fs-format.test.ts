@@ -14,11 +14,12 @@ import { crc32 } from '../../src/storage/fs/checksum.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, Namespace, StorageAdapter } from '../../src/storage/types.js';
-import { simulateCrash, testRecordCodec } from '../../src/testing/index.js';
+import { testRecordCodec } from '../../src/testing/index.js';
+import { framesOf, toLayout1 } from '../support/segment-file.js';
 
 const fixture = (version: number) =>
   fileURLToPath(new URL(`./fixtures/fs-v${version}`, import.meta.url));
-const VERSIONS = [1, 2];
+const VERSIONS = [1, 2, 3];
 const CURRENT = VERSIONS.at(-1)!;
 const T0 = 1_700_000_000_000;
 const HASHED = 'h'.repeat(130);
@@ -155,7 +156,9 @@ describe.each(
     ]);
     expect([log.nextOffset, log.count]).toEqual([4, 2]);
     const logDir = path.dirname(segmentFile(dir, 'torn'));
-    expect(fs.statSync(segmentFile(dir, 'torn')).size).toBe(24 + 3 * 26);
+    // Frames of two bytes of record: 24 bytes of header, and 4 of chunk checksum from format 3.
+    const frame = 24 + 2 + (version >= 3 ? 4 : 0);
+    expect(fs.statSync(segmentFile(dir, 'torn')).size).toBe(24 + 3 * frame);
     expect(fs.statSync(path.join(logDir, '~deleted')).size).toBe(16);
     // The cut tail is gone for good: the next record takes its offset.
     expect(log.append('t4 again', T0 + 2)).toBe(4);
@@ -241,23 +244,39 @@ describe('the format version of a data directory', () => {
     await storage.close();
   });
 
-  test('a format 1 directory is marked 2 on open; new segments get version 2 indexes', async () => {
-    const dir = copyFixture(1);
-    const storage = open(dir);
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 2\n');
-    const log = await openLog(storage, 'app', 'events');
-    // Segments of three 20-byte records: the fourth one appended starts segment 4.
-    for (const i of [8, 9, 10]) expect(log.append(`record ${i} ..........`, T0 + i * 1000)).toBe(i);
-    await storage.close();
-    const versionOf = (id: number) =>
-      fs.readFileSync(segmentFile(dir, 'events', id).replace(/\.seg$/, '.idx')).readUInt32LE(4);
-    // Span checksums cover only bytes this code wrote or verified: segment 3 keeps version 1.
-    expect([1, 2, 3, 4].map(versionOf)).toEqual([1, 1, 1, 2]);
-    const reopened = open(dir);
-    const again = await openLog(reopened, 'app', 'events');
-    expect(readAll(again).map((r) => r[0])).toEqual([1, 3, 4, 6, 7, 8, 9, 10]);
-    await reopened.close();
-  });
+  test.each([1, 2])(
+    'a format %i directory is marked 3 on open; appends go to a new segment of the current layout',
+    async (version) => {
+      const dir = copyFixture(version);
+      const storage = open(dir);
+      expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 3\n');
+      const log = await openLog(storage, 'app', 'events');
+      // Segment 3 holds offset 7 and has room for two more 20-byte records, but frames of two
+      // layouts never share a segment: 8 starts segment 4.
+      for (const i of [8, 9, 10]) {
+        expect(log.append(`record ${i} ..........`, T0 + i * 1000)).toBe(i);
+      }
+      expect(log.segments().map((s) => [s.id, s.firstOffset])).toEqual([
+        [1, 1],
+        [2, 4],
+        [3, 7],
+        [4, 8],
+      ]);
+      await storage.close();
+      const layoutOf = (id: number) =>
+        fs.readFileSync(segmentFile(dir, 'events', id)).readUInt32LE(4);
+      expect([1, 2, 3, 4].map(layoutOf)).toEqual([1, 1, 1, 2]);
+      const indexOf = (id: number) =>
+        fs.readFileSync(segmentFile(dir, 'events', id).replace(/\.seg$/, '.idx')).readUInt32LE(4);
+      // Span checksums are kept for layout 1 segments whose frames were verified (a version 1
+      // index stays so); layout 2 segments' chunks carry their own, in a version 1 index.
+      expect([1, 2, 3, 4].map(indexOf)).toEqual(version === 1 ? [1, 1, 1, 1] : [2, 2, 2, 1]);
+      const reopened = open(dir);
+      const again = await openLog(reopened, 'app', 'events');
+      expect(readAll(again).map((r) => r[0])).toEqual([1, 3, 4, 6, 7, 8, 9, 10]);
+      await reopened.close();
+    },
+  );
 
   test('an existing directory holding no data is adopted (a mount point, dotfiles)', async () => {
     const dir = path.join(root, `mount${++n}`);
@@ -272,15 +291,15 @@ describe('the format version of a data directory', () => {
 
   test('a directory of a newer format version is refused, naming it and both versions', async () => {
     const dir = copyFixture();
-    fs.writeFileSync(formatFile(dir), 'mqlite-fs 3\n');
+    fs.writeFileSync(formatFile(dir), 'mqlite-fs 4\n');
     expect(() => open(dir)).toThrow(
       expect.objectContaining({
         code: 'MQLITE_CORRUPTION',
-        message: `INTERNAL_ERROR - data directory '${dir}' is in format version 3; this version of mqlite reads format versions 1 to 2`,
+        message: `INTERNAL_ERROR - data directory '${dir}' is in format version 4; this version of mqlite reads format versions 1 to 3`,
       }),
     );
     // Nothing was touched, and the lock was released.
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 3\n');
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 4\n');
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
     expect(fs.statSync(segmentFile(dir, 'torn')).size).toBe(
       fs.statSync(segmentFile(fixture(CURRENT), 'torn')).size,
@@ -305,23 +324,84 @@ describe('the format version of a data directory', () => {
     expect(fs.existsSync(formatFile(dir))).toBe(false);
   });
 
-  test('a segment file of another version is refused, naming the file', async () => {
+  test('a segment file of an unknown layout is refused, naming the file', async () => {
     const dir = copyFixture();
     const file = segmentFile(dir, 'events');
     const bytes = fs.readFileSync(file);
-    bytes.writeUInt32LE(2, 4);
+    bytes.writeUInt32LE(3, 4);
     bytes.writeUInt32LE(crc32(bytes.subarray(0, 20)), 20);
     fs.writeFileSync(file, bytes);
     const storage = open(dir);
     const app: Namespace = await storage.namespace('app');
     await expect(app.openLog('events', testRecordCodec)).rejects.toThrow(
-      `segment ${file} is in format version 2, expected 1`,
+      `segment ${file} has layout 3, expected 1 or 2`,
     );
     await storage.close();
   });
 });
 
-describe('span checksums of version 2 indexes', () => {
+describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote them)', () => {
+  test('are read at scale, checked frame by frame, and compacted into the current layout', async () => {
+    const dir = path.join(root, `layout1-${++n}`);
+    let storage = open(dir);
+    let log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
+      segmentBytes: 32 * 1024,
+    });
+    const record = (i: number) => `${i}:${'v'.repeat((i * 53) % 300)}`;
+    for (let i = 1; i <= 1000; i++) log.append(record(i), T0 + i);
+    await storage.close();
+    const logDir = path.join(dir, 'q', 'log');
+    const files = fs.readdirSync(logDir).filter((f) => f.endsWith('.seg'));
+    expect(files.length).toBeGreaterThan(4);
+    for (const f of files) toLayout1(path.join(logDir, f));
+    removeIndexes(dir);
+    fs.writeFileSync(path.join(dir, 'FORMAT'), 'mqlite-fs 2\n');
+
+    // Damage to one frame is found at that frame: its neighbours still read.
+    const second = path.join(logDir, '0000000002.seg');
+    const intact = fs.readFileSync(second);
+    const target = framesOf(second)[10]!;
+    const damaged = Buffer.from(intact);
+    damaged[target.pos + 30] = damaged[target.pos + 30]! ^ 1;
+    fs.writeFileSync(second, damaged);
+    storage = open(dir);
+    await expect((await storage.namespace('q')).openLog('log', testRecordCodec)).rejects.toThrow(
+      `record in ${second} at byte ${target.pos} fails its checksum`,
+    );
+    await storage.close();
+    fs.writeFileSync(second, intact);
+
+    storage = open(dir);
+    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    expect(readAll(log).map((r) => r[1])).toEqual(
+      Array.from({ length: 1000 }, (_, i) => record(i + 1)),
+    );
+    // Most of segment 2 deleted: compaction rewrites it, in the version 2 layout.
+    const seg2 = log.segments()[1]!;
+    const keep = new Set([seg2.firstOffset, seg2.firstOffset + 7]);
+    for (let o = seg2.firstOffset; o < seg2.firstOffset + seg2.count; o++) {
+      if (!keep.has(o)) log.markDeleted(o);
+    }
+    await log.sync();
+    await new Promise((resolve) => setImmediate(resolve)); // compaction runs on the next turn
+    await log.sync();
+    await storage.close();
+    expect(fs.readFileSync(second).readUInt32LE(4)).toBe(2);
+    expect(framesOf(second).map((f) => f.offset)).toEqual([...keep]);
+    expect(framesOf(second).at(-1)!.endsChunk).toBe(true);
+    expect(fs.readFileSync(path.join(logDir, '0000000003.seg')).readUInt32LE(4)).toBe(1);
+
+    removeIndexes(dir);
+    storage = open(dir);
+    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    const expected = Array.from({ length: 1000 }, (_, i) => i + 1).filter(
+      (o) => o < seg2.firstOffset || o >= seg2.firstOffset + seg2.count || keep.has(o),
+    );
+    expect(readAll(log).map((r) => r[0])).toEqual(expected);
+    expect(log.get(seg2.firstOffset + 7)).toBe(record(seg2.firstOffset + 7));
+    await storage.close();
+  });
+
   /** Checks every span checksum of the index beside `seg` against the segment's bytes. */
   function expectSpanChecksumsOf(seg: string): number {
     const idx = fs.readFileSync(seg.replace(/\.seg$/, '.idx'));
@@ -342,66 +422,104 @@ describe('span checksums of version 2 indexes', () => {
     return n;
   }
 
-  const logFiles = (dir: string) => {
+  /** A closed log of records of varied sizes over several segments, rewritten in layout 1. */
+  async function layout1Log(): Promise<{ dir: string; files: string[] }> {
+    const dir = path.join(root, `spans${++n}`);
+    const storage = open(dir);
+    const log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
+      segmentBytes: 64 * 1024,
+    });
+    for (let i = 1; i <= 700; i++) log.append(spanRecord(i), T0 + i);
+    await storage.close();
     const logDir = path.join(dir, 'q', 'log');
-    return fs
+    const files = fs
       .readdirSync(logDir)
       .filter((f) => f.endsWith('.seg'))
       .sort()
       .map((f) => path.join(logDir, f));
-  };
+    for (const file of files) toLayout1(file);
+    removeIndexes(dir);
+    return { dir, files };
+  }
+  const spanRecord = (i: number) => `${i}:${'r'.repeat((i * 37) % 700)}`;
 
-  test('are the running CRC-32 at the end of each span, however the segment was written', async () => {
-    const dir = path.join(root, `spans${++n}`);
-    // Records of varied sizes, written in batches that end inside spans, over several segments.
+  test('get span checksums in their index: the running CRC-32 at the end of each span', async () => {
+    const { dir, files } = await layout1Log();
+    expect(files.length).toBeGreaterThan(2);
+    // Scanned on open, each verified frame extends the checksums; the index is written on close.
     let storage = open(dir);
-    let log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
-      segmentBytes: 64 * 1024,
-    });
-    const record = (i: number) => `${i}:${'r'.repeat((i * 37) % 700)}`;
-    let next = 1;
-    for (let batch = 0; batch < 40; batch++) {
-      for (let i = 0; i < 17 + batch; i++) log.append(record(next++), T0 + next);
-      await log.sync();
-    }
+    await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
-    const written = logFiles(dir);
-    expect(written.length).toBeGreaterThan(2);
-    for (const seg of written) expect(expectSpanChecksumsOf(seg)).toBeGreaterThan(3);
+    for (const seg of files) expect(expectSpanChecksumsOf(seg)).toBeGreaterThan(3);
 
-    // Continued after a reopen; a sealed segment rebuilt by a scan; one compacted.
-    fs.unlinkSync(written[0]!.replace(/\.seg$/, '.idx'));
+    // An index covering a prefix (the segment grew after it was written): the scan of the rest
+    // continues the checksums the index left.
+    const tail = files.at(-1)!;
+    const whole = fs.readFileSync(tail);
+    const frames = framesOf(tail);
+    fs.truncateSync(tail, frames[Math.floor(frames.length / 2)]!.pos);
+    fs.unlinkSync(tail.replace(/\.seg$/, '.idx'));
     storage = open(dir);
-    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
-    for (let i = 0; i < 50; i++) log.append(record(next++), T0 + next);
-    const second = log.segments()[1]!;
-    for (let o = second.firstOffset; o < second.firstOffset + second.count - 2; o++) {
-      log.markDeleted(o);
-    }
-    await log.sync();
-    await new Promise((resolve) => setImmediate(resolve)); // compaction runs on the next turn
-    await log.sync();
+    await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
-    for (const seg of logFiles(dir)) expectSpanChecksumsOf(seg);
-    expect(fs.readFileSync(written[1]!).readUInt32LE(16)).toBe(1); // compacted: generation 1
+    fs.writeFileSync(tail, whole);
+    storage = open(dir);
+    const log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    expect(readAll(log).map((r) => r[1])).toEqual(
+      Array.from({ length: 700 }, (_, i) => spanRecord(i + 1)),
+    );
+    await storage.close();
+    for (const seg of files) expectSpanChecksumsOf(seg);
+  });
 
-    // Appends after the tail's index, then a crash: the scan on reopen continues the checksums
-    // the index left, and cuts a torn record.
-    storage = open(dir);
-    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
-    expect(log.nextOffset).toBe(next);
-    for (let i = 0; i < 30; i++) log.append(record(next++), T0 + next);
-    await log.sync();
-    simulateCrash(storage);
-    const tail = logFiles(dir).at(-1)!;
-    fs.truncateSync(tail, fs.statSync(tail).size - 3);
-    const covered = fs.readFileSync(tail.replace(/\.seg$/, '.idx')).readDoubleLE(24);
-    expect(covered).toBeLessThan(fs.statSync(tail).size - 100); // the scan starts inside the file
-    storage = open(dir);
-    log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
-    expect(log.nextOffset).toBe(next - 1);
-    expect(log.get(next - 2)).toBe(record(next - 2));
+  test('damage anywhere is found at its frame, after every record before it', async () => {
+    const { dir, files } = await layout1Log();
+    const storage = open(dir);
+    await (await storage.namespace('q')).openLog('log', testRecordCodec); // writes the indexes
     await storage.close();
-    for (const seg of logFiles(dir)) expectSpanChecksumsOf(seg);
+    const file = files[0]!;
+    const frames = framesOf(file);
+    for (const damaged of [0, 37, Math.floor(frames.length / 2), frames.length - 1]) {
+      const bytes = fs.readFileSync(file);
+      const copy = Buffer.from(bytes);
+      copy[frames[damaged]!.pos + 30] = copy[frames[damaged]!.pos + 30]! ^ 0x01;
+      fs.writeFileSync(file, copy);
+      const again = open(dir);
+      const log = await (await again.namespace('q')).openLog('log', testRecordCodec);
+      const seen: number[] = [];
+      const cursor = log.cursor();
+      expect(() => {
+        while (cursor.next()) seen.push(cursor.offset);
+      }).toThrow(`record in ${file} at byte ${frames[damaged]!.pos} fails its checksum`);
+      expect(seen).toEqual(frames.slice(0, damaged).map((f) => f.offset));
+      // The frames on either side read on their own.
+      if (damaged > 0) expect(log.get(frames[damaged - 1]!.offset)).toBeDefined();
+      if (damaged + 1 < frames.length) expect(log.get(frames[damaged + 1]!.offset)).toBeDefined();
+      await again.close();
+      fs.writeFileSync(file, bytes);
+    }
+  });
+
+  test('a span checksum in the index that disagrees with intact records loses none of them', async () => {
+    const { dir, files } = await layout1Log();
+    let storage = open(dir);
+    await (await storage.namespace('q')).openLog('log', testRecordCodec);
+    await storage.close();
+    const index = files[0]!.replace(/\.seg$/, '.idx');
+    const idx = fs.readFileSync(index);
+    const end = idx.length - 4;
+    const spans = idx.readUInt32LE(40);
+    expect(spans).toBeGreaterThan(3);
+    // Span checksums are the last table; spoil one in the middle, keeping the index valid.
+    const at = end - 4 * (spans - Math.floor(spans / 2));
+    idx.writeUInt32LE((idx.readUInt32LE(at) ^ 1) >>> 0, at);
+    idx.writeUInt32LE(crc32(idx.subarray(0, end)), end);
+    fs.writeFileSync(index, idx);
+    storage = open(dir);
+    const records = readAll(await (await storage.namespace('q')).openLog('log', testRecordCodec));
+    expect(records.map((r) => r[1])).toEqual(
+      Array.from({ length: 700 }, (_, i) => spanRecord(i + 1)),
+    );
+    await storage.close();
   });
 });

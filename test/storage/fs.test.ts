@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { crc32 } from '../../src/storage/fs/checksum.js';
 import { type FsStorageOptions, fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, RecordCodec, StorageAdapter } from '../../src/storage/types.js';
@@ -13,6 +12,7 @@ import {
   storageConformance,
   testRecordCodec,
 } from '../../src/testing/index.js';
+import { chunkStartOf, framesOf } from '../support/segment-file.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-fs-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -117,7 +117,39 @@ describe('fs storage: codecs that encode into the write buffer', () => {
     expect(reopened.segments().length).toBeGreaterThan(10);
     await adapter.close();
   });
+
+  test('a record encoded in place that fills the write buffer but for its frame end is kept', async () => {
+    const dir = freshDir();
+    const adapter = open(dir);
+    const log = await (await adapter.namespace('q')).openLog('log', intoCodec);
+    // Frames of 71-byte records take 99 bytes (24 of header, 4 of chunk checksum): the 662nd
+    // record ends 2 bytes short of the 64 KiB the write buffer starts with, its frame 2 past.
+    const records = Array.from({ length: 700 }, (_, i) => `${i}`.padStart(71, '.'));
+    for (const r of records) log.append(r, 1);
+    const seen: string[] = [];
+    for (const c = log.cursor(); c.next(); ) seen.push(c.record);
+    expect(seen).toEqual(records);
+    await adapter.close();
+  });
 });
+
+/**
+ * A log written in one write per count of `writes` (records `record-1`, ...), then a crash:
+ * the directory and its segment file.
+ */
+async function crashedAfterWrites(writes: number[]): Promise<{ dir: string; file: string }> {
+  const dir = freshDir();
+  const faults = faultyIo();
+  const adapter = open(dir, { io: faults.io });
+  const log = await openLog(adapter);
+  for (const count of writes) {
+    fill(log, count);
+    await log.sync();
+  }
+  faults.crash();
+  await adapter.close().catch(() => {});
+  return { dir, file: segmentFiles(dir)[0]! };
+}
 
 describe('fs storage: torn and corrupt data', () => {
   test('a write that fails half-way is cut off on reopen; acknowledged records stay', async () => {
@@ -147,16 +179,9 @@ describe('fs storage: torn and corrupt data', () => {
 
   test('a crash leaves a torn tail that is cut on reopen, whatever its length', async () => {
     for (const cut of [1, 7, 23, 24, 30]) {
-      const dir = freshDir();
-      const faults = faultyIo();
-      const adapter = open(dir, { io: faults.io });
-      const log = await openLog(adapter);
-      fill(log, 20);
-      await log.sync();
-      faults.crash();
-      await adapter.close().catch(() => {});
-      const [file] = segmentFiles(dir);
-      fs.truncateSync(file!, fs.statSync(file!).size - cut);
+      // The last record is a write of its own, torn below.
+      const { dir, file } = await crashedAfterWrites([19, 1]);
+      fs.truncateSync(file, fs.statSync(file).size - cut);
 
       const again = open(dir);
       const reopened = await openLog(again);
@@ -167,18 +192,57 @@ describe('fs storage: torn and corrupt data', () => {
     }
   });
 
-  test('a garbled last record is cut on reopen', async () => {
+  test('a torn write loses its records, and only them, however many it held', async () => {
+    // The second write is one checksum chunk: never confirmed as a whole.
+    const { dir, file } = await crashedAfterWrites([10, 30]);
+    expect(
+      framesOf(file)
+        .filter((f) => f.endsChunk)
+        .map((f) => f.offset),
+    ).toEqual([10, 40]);
+    fs.truncateSync(file, fs.statSync(file).size - 2);
+
+    const again = open(dir);
+    const reopened = await openLog(again);
+    expect(reopened.nextOffset).toBe(11);
+    expect(readAll(reopened).at(-1)).toEqual([10, 'record-10']);
+    await again.close();
+  });
+
+  test('appends after the tail index, then a crash: the scan from the index cuts only the torn chunk', async () => {
     const dir = freshDir();
-    const faults = faultyIo();
-    const adapter = open(dir, { io: faults.io });
-    fill(await openLog(adapter), 20);
-    await adapter.namespace('q').then((ns) => ns.sync());
-    faults.crash();
-    await adapter.close().catch(() => {});
+    let adapter = open(dir);
+    let log = await openLog(adapter);
+    for (let i = 0; i < 200; i++) log.append(`${'x'.repeat(90)}-${log.nextOffset}`, i);
+    await adapter.close(); // writes the tail's index
+    adapter = open(dir);
+    log = await openLog(adapter);
+    for (let i = 0; i < 300; i++) log.append(`${'y'.repeat(90)}-${log.nextOffset}`, i);
+    await log.sync(); // one write of several chunks
+    simulateCrash(adapter);
     const [file] = segmentFiles(dir);
-    const bytes = fs.readFileSync(file!);
+    const lastChunk = chunkStartOf(file!, 500);
+    const firstLost = framesOf(file!).find((f) => f.pos === lastChunk)!.offset;
+    expect(firstLost).toBeGreaterThan(201);
+    // The index covers the first 200 records: the reopen scans only the rest.
+    const covered = fs.readFileSync(file!.replace(/\.seg$/, '.idx')).readDoubleLE(24);
+    expect(covered).toBe(framesOf(file!)[200]!.pos);
+    fs.truncateSync(file!, fs.statSync(file!).size - 3);
+
+    const again = open(dir);
+    const reopened = await openLog(again);
+    expect(reopened.nextOffset).toBe(firstLost);
+    const records = readAll(reopened);
+    expect(records).toHaveLength(firstLost - 1);
+    expect(records.at(-1)).toEqual([firstLost - 1, `${'y'.repeat(90)}-${firstLost - 1}`]);
+    await again.close();
+  });
+
+  test('a garbled last record is cut on reopen', async () => {
+    const { dir, file } = await crashedAfterWrites([19, 1]);
+    const bytes = fs.readFileSync(file);
     bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff;
-    fs.writeFileSync(file!, bytes);
+    fs.writeFileSync(file, bytes);
 
     const again = open(dir);
     const reopened = await openLog(again);
@@ -219,30 +283,40 @@ describe('fs storage: torn and corrupt data', () => {
     await third.close();
   });
 
-  test('a read after reopen delivers every record before a corrupt one, then reports it', async () => {
+  test('a read after reopen delivers every record before a corrupt chunk, then reports it', async () => {
     const dir = freshDir();
     const adapter = open(dir);
-    fill(await openLog(adapter, 2000), 100);
+    const log = await openLog(adapter, 2000);
+    // Ten writes of ten records: ten checksum chunks, all in one span of the sparse index.
+    for (let i = 0; i < 10; i++) {
+      fill(log, 10);
+      await log.sync();
+    }
     await adapter.close();
     const [first] = segmentFiles(dir);
     const bytes = fs.readFileSync(first!);
-    // Walk to the 40th frame and damage its payload.
-    let pos = 24;
-    for (let i = 1; i < 40; i++) pos += 24 + bytes.readUInt32LE(pos);
-    bytes[pos + 24] = bytes[pos + 24]! ^ 0xff;
+    const frame = framesOf(first!).find((f) => f.offset === 35)!;
+    bytes[frame.pos + 24] = bytes[frame.pos + 24]! ^ 0xff;
     fs.writeFileSync(first!, bytes);
+    const chunk = chunkStartOf(first!, 35); // records 31 to 40
 
     const again = open(dir);
-    const log = await openLog(again);
-    // Records on either side of the damage read fine on their own.
-    expect(log.get(41)).toBe('record-41');
-    expect(log.get(39)).toBe('record-39');
-    expect(readUntilCorrupt(log, first!, pos)).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
-    expect(() => log.get(40)).toThrow(expect.objectContaining({ code: 'MQLITE_CORRUPTION' }));
+    const reopened = await openLog(again);
+    // Records of the chunks on either side of the damage read fine on their own.
+    expect(reopened.get(41)).toBe('record-41');
+    expect(reopened.get(30)).toBe('record-30');
+    expect(readUntilCorrupt(reopened, first!, chunk)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i + 1),
+    );
+    for (const offset of [31, 35, 40]) {
+      expect(() => reopened.get(offset)).toThrow(
+        expect.objectContaining({ message: expect.stringContaining(`${first} at byte ${chunk}`) }),
+      );
+    }
     await again.close();
   });
 
-  /** A closed log of 3,000 records of ~100 bytes: many 4 KiB spans over several read windows. */
+  /** A closed log of 3,000 records of ~100 bytes: many 4 KiB chunks over several read windows. */
   async function spannedLog(): Promise<{ dir: string; file: string; index: string }> {
     const dir = freshDir();
     const adapter = open(dir);
@@ -253,58 +327,41 @@ describe('fs storage: torn and corrupt data', () => {
     return { dir, file: file!, index: file!.replace(/\.seg$/, '.idx') };
   }
 
-  test('damage anywhere in a reopened segment is found, after every record before it', async () => {
+  test('damage anywhere in a reopened segment is found, after every chunk before it', async () => {
     const { dir, file, index } = await spannedLog();
-    // The index holds a checksum per span, by which reads check whole spans at once.
-    expect(fs.readFileSync(index).readUInt32LE(4)).toBe(2);
+    // The index holds no checksums (version 1): the chunks carry them.
+    expect(fs.readFileSync(index).readUInt32LE(4)).toBe(1);
+    const frames = framesOf(file);
+    // One write: chunks end where spans do, every 4 KiB or so.
+    expect(frames.filter((f) => f.endsChunk).length).toBeGreaterThan(60);
     for (const damaged of [1, 37, 1500, 2999, 3000]) {
       const bytes = fs.readFileSync(file);
-      let pos = 24;
-      for (let i = 1; i < damaged; i++) pos += 24 + bytes.readUInt32LE(pos);
       const copy = Buffer.from(bytes);
-      copy[pos + 30] = copy[pos + 30]! ^ 0x01;
+      copy[frames[damaged - 1]!.pos + 30] = copy[frames[damaged - 1]!.pos + 30]! ^ 0x01;
       fs.writeFileSync(file, copy);
+      const chunk = chunkStartOf(file, damaged);
+      const firstOfChunk = frames.find((f) => f.pos === chunk)!.offset;
       const again = open(dir);
       const log = await openLog(again);
-      expect(readUntilCorrupt(log, file, pos)).toEqual(
-        Array.from({ length: damaged - 1 }, (_, i) => i + 1),
+      expect(readUntilCorrupt(log, file, chunk)).toEqual(
+        Array.from({ length: firstOfChunk - 1 }, (_, i) => i + 1),
       );
       await again.close();
       fs.writeFileSync(file, bytes);
     }
   });
 
-  test('a span checksum in the index that disagrees with intact records loses none of them', async () => {
-    const { dir, index } = await spannedLog();
-    const idx = fs.readFileSync(index);
-    const end = idx.length - 4;
-    const spans = idx.readUInt32LE(40);
-    // Span checksums are the last table; spoil one in the middle, keeping the index valid.
-    const at = end - 4 * (spans - Math.floor(spans / 2));
-    idx.writeUInt32LE((idx.readUInt32LE(at) ^ 1) >>> 0, at);
-    idx.writeUInt32LE(crc32(idx.subarray(0, end)), end);
-    fs.writeFileSync(index, idx);
-    const again = open(dir);
-    const records = readAll(await openLog(again));
-    expect(records).toHaveLength(3000);
-    expect(records[1499]).toEqual([1500, `${'x'.repeat(90)}-1500`]);
-    await again.close();
-  });
-
   test('damage in the tail followed by valid records is corruption, not a torn tail', async () => {
-    const dir = freshDir();
-    const faults = faultyIo();
-    const adapter = open(dir, { io: faults.io });
-    fill(await openLog(adapter), 10);
-    await adapter.namespace('q').then((ns) => ns.sync());
-    faults.crash();
-    await adapter.close().catch(() => {});
-    const [file] = segmentFiles(dir);
-    const bytes = fs.readFileSync(file!);
+    // The second write is a second chunk, valid after the damaged first one.
+    const { dir, file } = await crashedAfterWrites([10, 10]);
+    const bytes = fs.readFileSync(file);
     bytes[24 + 30] = bytes[24 + 30]! ^ 0xff; // the first record
-    fs.writeFileSync(file!, bytes);
+    fs.writeFileSync(file, bytes);
     const again = open(dir);
-    await expect(openLog(again)).rejects.toMatchObject({ code: 'MQLITE_CORRUPTION' });
+    await expect(openLog(again)).rejects.toMatchObject({
+      code: 'MQLITE_CORRUPTION',
+      message: expect.stringContaining(`${file} at byte 24 fails its checksum`),
+    });
     await again.close();
   });
 });

@@ -12,7 +12,7 @@ import { CorruptionError } from '../../errors.js';
 import { type FsIo, readFile, replaceFile } from './io.js';
 
 /** The version of the on-disk format this code writes. */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 /**
  * The oldest version it reads. Version 2 only added span checksums to index files, which are
  * written as segments are sealed or closed; a version 1 directory is marked 2 on open.

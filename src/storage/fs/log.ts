@@ -14,14 +14,18 @@ import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { FsCursor } from './cursor.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
 import {
-  checkFrame,
+  CHUNK_CHECKSUM,
+  checkRun,
+  copyFrame,
+  endChunk,
   FILE_HEADER,
+  FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
   fileHeader,
   frameDelta,
   frameTimestamp,
   parseFileHeader,
-  SEGMENT_VERSION,
+  SEGMENT_LAYOUT,
   writeFrame,
 } from './frame.js';
 import {
@@ -72,6 +76,14 @@ function plainView(buffer: Buffer): Uint8Array {
 
 type Job = (done: (error: Error | null) => void) => void;
 
+/** The error for a record its codec cannot decode (apart, to keep `decodeAt` small to inline). */
+function undecodable(seg: Segment, bytes: Uint8Array, at: number, cause: unknown): CorruptionError {
+  return new CorruptionError(
+    `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
+    { cause },
+  );
+}
+
 export class FsLog<T> implements Log<T>, FrameSource {
   readonly name: string;
   readonly io: FsIo;
@@ -108,6 +120,9 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #live = 0;
   #liveBytes = 0;
   #batchLen = 0;
+  /** Where the write buffer's open checksum chunk starts, and its last frame. */
+  #chunkStart = 0;
+  #chunkLast = 0;
   #marks!: MarksFile;
   #staleMarks = 0;
   #dirUnsynced = false;
@@ -194,9 +209,15 @@ export class FsLog<T> implements Log<T>, FrameSource {
       length = payload.length;
     }
     const byteLength = this.#byteLength(record);
-    const frameLength = FRAME_HEADER + length;
+    const frameLength = FRAME_HEADER + length + CHUNK_CHECKSUM;
     let seg = this.#active;
-    if (seg.span > 0 && seg.bytes + byteLength > this.#segmentBytes) seg = this.#roll();
+    // A tail segment of an older layout is sealed as it is: frames of two layouts never mix.
+    if (
+      (seg.span > 0 && seg.bytes + byteLength > this.#segmentBytes) ||
+      seg.layout !== SEGMENT_LAYOUT
+    ) {
+      seg = this.#roll();
+    }
     if (this.#batchLen + frameLength > this.batch.length) this.#makeRoom(frameLength);
     const at = this.#batchLen;
     const offset = this.#nextOffset;
@@ -206,9 +227,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
     else if (at + FRAME_HEADER !== encodedAt) {
       this.batch.copyWithin(at + FRAME_HEADER, encodedAt, encodedAt + length);
     }
+    // A chunk ends before each frame that starts a span of the sparse index.
+    if (this.#chunkStart < at && seg.startsSpan(seg.size)) this.#endChunk(at);
     writeFrame(this.batch, at, length, delta, byteLength, timestamp);
     seg.add(delta, byteLength, timestamp, seg.size, frameLength);
     this.#batchLen = at + frameLength;
+    this.#chunkLast = at;
     this.#nextOffset = offset + 1;
     this.#live++;
     this.#liveBytes += byteLength;
@@ -319,6 +343,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   truncate(): void {
     this.#check();
     this.#batchLen = 0;
+    this.#chunkStart = 0;
     this.#active.size = this.#active.fileSize;
     const old = this.#segs;
     const fresh = this.#create(this.#active.id + 1, this.#nextOffset);
@@ -388,13 +413,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
   decodeAt(seg: Segment, bytes: Uint8Array, at: number, length: number, view: boolean): T {
     try {
       const from = at + FRAME_HEADER;
-      const n = length - FRAME_HEADER;
+      const n = length - seg.frameOverhead;
       return view ? this.#decodeView!(bytes, from, n) : this.#decodeFrom(bytes, from, n);
     } catch (error) {
-      throw new CorruptionError(
-        `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
-        { cause: error },
-      );
+      throw undecodable(seg, bytes, at, error);
     }
   }
 
@@ -507,12 +529,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
         head.subarray(0, readFully(this.io, fd, head, 0, FILE_HEADER, 0)),
       );
       if (!header) throw new CorruptionError(`segment ${file} has no valid header`);
-      if (header.version !== SEGMENT_VERSION) {
+      if (header.layout !== SEGMENT_LAYOUT && header.layout !== FRAME_CHECKSUM_LAYOUT) {
         throw new CorruptionError(
-          `segment ${file} is in format version ${header.version}, expected ${SEGMENT_VERSION}`,
+          `segment ${file} has layout ${header.layout}, expected ${FRAME_CHECKSUM_LAYOUT} or ${SEGMENT_LAYOUT}`,
         );
       }
-      seg = new Segment(this.#dir, id, header.firstOffset, header.generation);
+      seg = new Segment(this.#dir, id, header.firstOffset, header.generation, header.layout);
       seg.indexed = true; // whether or not it is usable, an index file may exist
       const covered = readSegmentIndex(this.io, seg, size);
       if (covered < size) {
@@ -550,7 +572,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     let size = this.batch.length;
     while (size < need) size *= 2;
     const grown = Buffer.allocUnsafe(size);
-    this.#batchBuffer.copy(grown, 0, 0, this.#batchLen);
+    // `need` also covers a record the codec encoded in place after the frames: keep it.
+    this.#batchBuffer.copy(grown, 0, 0, Math.min(this.#batchBuffer.length, need));
     this.#batchBuffer = grown;
     this.batch = plainView(grown);
   }
@@ -565,12 +588,20 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
   }
 
+  /** Ends the write buffer's open chunk at `end` (the end of its last frame). */
+  #endChunk(end: number): void {
+    endChunk(this.batch, this.#chunkStart, this.#chunkLast, end);
+    this.#chunkStart = end;
+  }
+
   #writeBatch(): void {
     const length = this.#batchLen;
     if (length === 0) return;
     const seg = this.#active;
+    // Every write ends a chunk, so a torn write never cuts into confirmed records.
+    if (this.#chunkStart < length) this.#endChunk(length);
+    this.#chunkStart = 0;
     writeFully(this.io, seg.fd, this.#batchBuffer, 0, length, seg.fileSize);
-    seg.checksum(this.batch, 0, length, seg.fileSize);
     if (seg.verifiedTo === seg.fileSize) seg.verifiedTo += length;
     seg.fileSize += length;
     seg.unsynced = this.#ctx.policy !== 'never';
@@ -716,31 +747,49 @@ export class FsLog<T> implements Log<T>, FrameSource {
   }
 
   /**
-   * Rewrites a sealed segment without its deleted records. Frames are copied verbatim (they
-   * carry their offsets); the new file replaces the old one by rename, then its index follows.
-   * A crash in between leaves a new file with a stale index, which is detected and rescanned.
+   * Rewrites a sealed segment without its deleted records, in the current layout. Frames are
+   * copied whole (they carry their offsets) into new checksum chunks; the new file replaces the
+   * old one by rename, then its index follows. A crash in between leaves a new file with a stale
+   * index, which is detected and rescanned.
    */
   #compact(seg: Segment): void {
     const size = seg.fileSize;
     const input = Buffer.allocUnsafe(size);
     readFully(this.io, this.fdOf(seg), input, 0, size, 0);
-    const output = Buffer.allocUnsafe(size);
+    // Surviving frames of a layout 1 segment each grow by a chunk checksum.
+    const output = Buffer.allocUnsafe(size + CHUNK_CHECKSUM * seg.slots);
     fileHeader(seg.firstOffset, seg.generation + 1).copy(output, 0);
     const copy = new Segment(this.#dir, seg.id, seg.firstOffset, seg.generation + 1);
     let out = FILE_HEADER;
+    let chunkStart = out;
+    let last = out;
     let slot = 0;
     const removed = seg.slots - (seg.span - seg.deletedCount);
-    for (let pos = FILE_HEADER; pos < size; slot++) {
-      const length = checkFrame(input, pos, size, size);
-      if (length < 0) throw corruptRecord(seg.file, pos);
-      if (!seg.isDeletedSlot(slot)) {
-        input.copy(output, out, pos, pos + length);
-        copy.add(frameDelta(input, pos), seg.lens[slot]!, frameTimestamp(input, pos), out, length);
-        out += length;
+    for (let pos = FILE_HEADER; pos < size; ) {
+      const run = checkRun(seg.layout, input, pos, size, size);
+      if (run < 0) throw corruptRecord(seg.file, pos);
+      for (const runEnd = pos + run; pos < runEnd; slot++) {
+        if (!seg.isDeletedSlot(slot)) {
+          // Chunks are ended anew, by the writer's rule.
+          if (chunkStart < out && copy.startsSpan(out)) {
+            endChunk(output, chunkStart, last, out);
+            chunkStart = out;
+          }
+          const length = copyFrame(seg.layout, input, pos, output, out);
+          copy.add(
+            frameDelta(input, pos),
+            seg.lens[slot]!,
+            frameTimestamp(input, pos),
+            out,
+            length,
+          );
+          last = out;
+          out += length;
+        }
+        pos += FRAME_HEADER + input.readUInt32LE(pos);
       }
-      pos += length;
     }
-    copy.checksum(output, FILE_HEADER, out, FILE_HEADER);
+    if (chunkStart < out) endChunk(output, chunkStart, last, out);
     copy.fileSize = copy.size = copy.verifiedTo = out;
     const tmp = `${seg.file}.tmp`;
     const fd = this.io.openSync(tmp, 'w');

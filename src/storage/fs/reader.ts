@@ -1,16 +1,27 @@
 /**
  * Reading frames of a segment by position, for cursors and point lookups. Frames on disk are
  * read through a window (one `read` serves many frames); frames still in the log's write buffer
- * are read from there, which is what gives readers their read-your-writes view. A frame's
- * checksum is verified the first time this process reads it from disk; frames this process
- * wrote are trusted. Verification runs in bulk: a verified read checks every unchecked frame
- * from there to the end of the window in one loop, so the frames after it are read with no
- * per-frame check (see {@link FrameReader.runEnd}). The spans of the sparse index that lie
- * wholly in the window are checked with one call against the segment's running checksums
- * instead of frame by frame.
+ * are read from there, which is what gives readers their read-your-writes view. A frame is
+ * verified the first time this process reads it from disk; frames this process wrote are
+ * trusted. Verification runs in bulk: a verified read checks every unchecked frame from there to
+ * the end of the window in one loop, so the frames after it are read with no per-frame check
+ * (see {@link FrameReader.runEnd}). The spans of the sparse index that lie wholly in the window
+ * are checked with one call (layout 2: spans are whole chunks; layout 1: against the running
+ * checksums of its index), so a verified read first brings the whole span holding its frame
+ * into the window. Where a span fails (or cannot be checked whole), it is checked a run at a
+ * time (a frame in layout 1, a chunk in layout 2), which finds the bad run and still reads the
+ * runs around it.
  */
 import { crc32Range } from './checksum.js';
-import { checkFrame, FRAME_HEADER, u32 } from './frame.js';
+import {
+  BAD_CHECKSUM,
+  checkChunks,
+  checkRun,
+  FRAME_CHECKSUM_LAYOUT,
+  FRAME_HEADER,
+  lastFrameOfRun,
+  u32,
+} from './frame.js';
 import { type FsIo, readFully } from './io.js';
 import { corruptRecord } from './recovery.js';
 import type { Segment } from './segment.js';
@@ -122,8 +133,7 @@ export class FrameReader {
       at = this.#fill(seg, pos, length);
     }
     if (verify && (pos < this.#vFrom || pos + length > this.#vTo)) {
-      // A checksummed span from here runs past the window: read it in whole, to check it at once.
-      if (at > 0 && this.#spanPastWindow(seg, pos)) at = this.#fill(seg, pos, length);
+      at = this.#holdSpan(seg, pos, length, at);
       this.#verify(seg, pos, length);
     }
     this.bytes = this.#window;
@@ -155,59 +165,86 @@ export class FrameReader {
       from = start;
       if (prefix > run) run = prefix;
     }
+    if (run < end) {
+      // Checks start where spans (and so chunks) do: at the start of the span holding `run`,
+      // which #holdSpan brought into the window.
+      const spanStart = seg.sparsePos[seg.sparseAtOrAfter(run + 1) - 1]!;
+      if (spanStart >= start) {
+        run = spanStart;
+        if (spanStart < from) from = spanStart;
+      }
+    }
     const window = this.#window;
     const maxPayload = seg.fileSize;
-    // Whole spans with a known checksum are verified together; other frames one by one.
-    const checksummedTo = seg.checksummedTo;
-    let spans = checksummedTo > 0 ? seg.sparseCount : 0;
+    // Whole spans are verified together where they can be; other runs one by one.
+    const checkableTo = seg.checkableTo;
+    let spans = checkableTo > 0 ? seg.sparseCount : 0;
+    const chunked = seg.layout !== FRAME_CHECKSUM_LAYOUT;
     const sums = seg.spanChecksums;
     let span = spans > 0 ? seg.sparseAtOrAfter(run) : 0;
     while (run + FRAME_HEADER <= end) {
       if (span < spans && seg.sparsePos[span] === run) {
-        // The last span from here that ends in the window and is checksummed (a span starting
-        // at `checksummedTo` is one whose frames are still in the write buffer).
-        const limit = Math.min(end, checksummedTo);
+        // The last span from here that ends in the window and can be checked (a span starting
+        // at `checkableTo` is one whose frames are still in the write buffer).
+        const limit = Math.min(end, checkableTo);
         let last = span - 1;
         while (
           last + 1 < spans &&
-          seg.sparsePos[last + 1]! < checksummedTo &&
+          seg.sparsePos[last + 1]! < checkableTo &&
           seg.spanEnd(last + 1) <= limit
         ) {
           last++;
         }
         if (last >= span) {
           const to = seg.spanEnd(last);
-          const from = span > 0 ? sums[span - 1]! : 0;
-          if (crc32Range(window, run - start, to - start, from) === sums[last]) {
+          const good = chunked
+            ? checkChunks(window, run - start, to - start)
+            : crc32Range(window, run - start, to - start, span > 0 ? sums[span - 1]! : 0) ===
+              sums[last];
+          if (good) {
             run = to;
             span = last + 1;
             continue;
           }
-          spans = 0; // failing: the rest of the window frame by frame, which finds a bad frame
+          spans = 0; // failing: the rest of the window run by run, which finds the bad run
         } else if (run >= pos + length) {
           break; // a span past the window's end: left to the read that reaches it (see #read)
         }
       }
-      const total = checkFrame(window, run - start, end - start, maxPayload);
+      const total = checkRun(seg.layout, window, run - start, end - start, maxPayload);
+      if (total === BAD_CHECKSUM && run < pos) {
+        // A bad run before the frame's own leaves it good: the range restarts after it.
+        const last = lastFrameOfRun(seg.layout, window, run - start, end - start, maxPayload);
+        const runEnd = last < 0 ? end : start + last + FRAME_HEADER + u32(window, last);
+        if (runEnd > pos) throw corruptRecord(seg.file, run);
+        run = from = runEnd;
+        continue;
+      }
       if (total < 0) break;
       run += total;
       if (span < spans && seg.sparsePos[span]! < run) span++;
     }
-    // `run` is at or past `pos`, on a frame boundary: short of the frame's end means it failed.
+    // `run` is at or past `pos`, on a run's boundary: short of the frame's end means its run
+    // failed, and that run starts at `pos`.
     if (run < pos + length) throw corruptRecord(seg.file, pos);
     this.#vFrom = from;
     this.#vTo = run;
     if (seg.verifiedTo >= from && run > seg.verifiedTo) seg.verifiedTo = run;
   }
 
-  /** Whether a checksummed span starts at `pos` of `seg` and ends past the window. */
-  #spanPastWindow(seg: Segment, pos: number): boolean {
-    const checksummedTo = seg.checksummedTo;
-    if (checksummedTo <= 0) return false;
-    const span = seg.sparseAtOrAfter(pos);
-    if (span >= seg.sparseCount || seg.sparsePos[span] !== pos) return false;
-    const spanEnd = seg.spanEnd(span);
-    return spanEnd <= checksummedTo && spanEnd > this.#end;
+  /**
+   * Refills the window, if it does not hold them, with the span of the sparse index holding the
+   * frame of `length` bytes at `pos` (index `at` in the window) and the frame, since checks start
+   * at spans; returns the frame's index.
+   */
+  #holdSpan(seg: Segment, pos: number, length: number, at: number): number {
+    const span = seg.sparseAtOrAfter(pos + 1) - 1;
+    const from = seg.sparsePos[span]!;
+    const next = span + 1 < seg.sparseCount ? seg.sparsePos[span + 1]! : seg.fileSize;
+    const to = Math.max(Math.min(next, seg.fileSize), pos + length);
+    if (from >= this.#start && to <= this.#end) return at;
+    this.#fill(seg, from, to - from);
+    return pos - from;
   }
 
   /**

@@ -6,14 +6,14 @@
  * best, and the rest is scanned. A checksum guards against a torn index, which is then ignored.
  * Tables are copied byte for byte, swapped only on a big-endian machine.
  *
- * Version 2 adds the segment's running checksum at the end of each sparse span (see
+ * Version 2 adds the running checksum of a layout 1 segment at the end of each sparse span (see
  * `Segment.spanChecksums`), so that the first read of a reopened segment verifies a window of
- * frames per call into zlib instead of each frame in JS. An index is written in version 1 when
- * they are unknown (a segment loaded from a version 1 index), and version 1 indexes are read:
- * their segments are verified frame by frame.
+ * frames per call into zlib instead of frame by frame. An index is written in version 1 when
+ * there are none (layout 2 segments, whose chunks carry checksums, and layout 1 segments loaded
+ * from a version 1 index, which are verified frame by frame).
  */
 import { crc32 } from './checksum.js';
-import { LITTLE_ENDIAN } from './frame.js';
+import { FRAME_CHECKSUM_LAYOUT, LITTLE_ENDIAN } from './frame.js';
 import { type FsIo, readFile, writeFully } from './io.js';
 import type { Segment } from './segment.js';
 
@@ -99,7 +99,8 @@ export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): numb
   at = take(buf, at, seg.sparseSlot);
   seg.spanChecksums = new Uint32Array(n);
   if (version >= 2) take(buf, at, seg.spanChecksums);
-  seg.checksummedTo = version >= 2 ? covered : -1;
+  // Span checksums are a layout 1 segment's; a layout 2 segment's chunks carry its own.
+  seg.checksummedTo = version >= 2 && seg.layout === FRAME_CHECKSUM_LAYOUT ? covered : -1;
   seg.sparseCount = n;
   seg.span = span;
   seg.slots = slots;

@@ -13,7 +13,7 @@
 import path from 'node:path';
 import type { SegmentInfo } from '../types.js';
 import { crc32Range } from './checksum.js';
-import { FILE_HEADER } from './frame.js';
+import { FILE_HEADER, FRAME_CHECKSUM_LAYOUT, frameOverhead, SEGMENT_LAYOUT } from './frame.js';
 
 /** Bytes of records between two entries of the sparse position index. */
 export const SPARSE_EVERY = 4096;
@@ -31,6 +31,10 @@ export class Segment implements SegmentInfo {
   readonly indexFile: string;
   /** Rewrite generation, as in the file header. */
   generation: number;
+  /** Layout of the file, as in its header: which frames carry checksums. */
+  layout: number;
+  /** Bytes of a frame that are not its record (a field, not a call: it is read per record). */
+  frameOverhead: number;
 
   /** Offsets covered: `lastOffset = firstOffset + span - 1`. */
   span = 0;
@@ -69,15 +73,19 @@ export class Segment implements SegmentInfo {
   /** Frames below this position have passed their checksum in this process. */
   verifiedTo = FILE_HEADER;
   /**
-   * Running checksum at the end of each sparse span: entry `i` is the CRC-32 of the file's frames
-   * from the first one up to the next entry's position (the last entry: up to `checksummedTo`).
-   * A reader verifies every whole span in its window with one call into zlib, from the entry
-   * before them, instead of each frame in JS. They are computed from bytes as they are written
-   * from memory, or scanned and verified frame by frame, never from unverified bytes.
+   * Layout 1 only: the running checksum at the end of each sparse span. Entry `i` is the CRC-32
+   * of the file's frames from the first one up to the next entry's position (the last entry: up
+   * to `checksummedTo`). A reader verifies every whole span in its window with one call into
+   * zlib, from the entry before them, instead of frame by frame. They are computed from frames
+   * scanned and verified, never from unverified bytes. Layout 2 segments need none: their
+   * spans are whole chunks, which check in one call without them.
    */
   spanChecksums: Uint32Array = new Uint32Array(16);
-  /** File position up to which `spanChecksums` are exact; -1 when unknown (a version 1 index). */
-  checksummedTo = FILE_HEADER;
+  /**
+   * File position up to which `spanChecksums` are exact; -1 when there are none (layout 2, or a
+   * version 1 index).
+   */
+  checksummedTo: number;
 
   /** Open file descriptor, or -1. */
   fd = -1;
@@ -92,10 +100,19 @@ export class Segment implements SegmentInfo {
   /** Dropped from the log (unlinked); cursors on it move on. */
   dropped = false;
 
-  constructor(dir: string, id: number, firstOffset: number, generation: number) {
+  constructor(
+    dir: string,
+    id: number,
+    firstOffset: number,
+    generation: number,
+    layout = SEGMENT_LAYOUT,
+  ) {
     this.id = id;
     this.firstOffset = firstOffset;
     this.generation = generation;
+    this.layout = layout;
+    this.frameOverhead = frameOverhead(layout);
+    this.checksummedTo = layout === FRAME_CHECKSUM_LAYOUT ? FILE_HEADER : -1;
     this.file = path.join(dir, segmentFileName(id));
     this.indexFile = path.join(dir, `${String(id).padStart(10, '0')}.idx`);
   }
@@ -175,10 +192,14 @@ export class Segment implements SegmentInfo {
     this.bytes += byteLength;
     if (slot === 0) this.firstTimestamp = timestamp;
     this.lastTimestamp = timestamp;
-    const n = this.sparseCount;
-    if (n === 0 || pos - this.sparsePos[n - 1]! >= SPARSE_EVERY)
-      this.#addSparse(slot, pos, timestamp);
+    if (this.startsSpan(pos)) this.#addSparse(slot, pos, timestamp);
     this.size = pos + frameLength;
+  }
+
+  /** Whether the next record, at file position `pos`, starts a span of the sparse index. */
+  startsSpan(pos: number): boolean {
+    const n = this.sparseCount;
+    return n === 0 || pos - this.sparsePos[n - 1]! >= SPARSE_EVERY;
   }
 
   /** Sizes the per-slot tables for `slots` records up front (a new segment sized like the last). */
@@ -222,7 +243,7 @@ export class Segment implements SegmentInfo {
    * Bytes that do not follow on from `checksummedTo` leave the checksums unknown.
    */
   checksum(bytes: Uint8Array, from: number, to: number, pos: number): void {
-    if (from === to) return;
+    if (from === to || this.checksummedTo < 0) return;
     if (pos !== this.checksummedTo || this.sparseCount === 0) {
       this.checksummedTo = -1;
       return;
@@ -244,9 +265,17 @@ export class Segment implements SegmentInfo {
     this.checksummedTo = pos;
   }
 
-  /** Where span `i` ends: the next entry's position, or `checksummedTo` for the last one. */
+  /**
+   * Up to where whole spans can be checked at once: `checksummedTo` in layout 1; the file's end in
+   * layout 2, whose spans are whole chunks and where every write ends a chunk.
+   */
+  get checkableTo(): number {
+    return this.layout === FRAME_CHECKSUM_LAYOUT ? this.checksummedTo : this.fileSize;
+  }
+
+  /** Where span `i` ends: the next entry's position, or `checkableTo` for the last one. */
   spanEnd(i: number): number {
-    return i + 1 < this.sparseCount ? this.sparsePos[i + 1]! : this.checksummedTo;
+    return i + 1 < this.sparseCount ? this.sparsePos[i + 1]! : this.checkableTo;
   }
 
   /** The first sparse entry at or after file position `pos` (`sparseCount` when none). */
@@ -274,6 +303,8 @@ export class Segment implements SegmentInfo {
   /** Replaces the tables with those of a rewritten (compacted) copy of this segment. */
   adopt(from: Segment): void {
     this.generation = from.generation;
+    this.layout = from.layout;
+    this.frameOverhead = from.frameOverhead;
     this.present = from.present ?? Uint32Array.from({ length: from.slots }, (_, i) => i);
     this.removedBytes = this.deletedBytes;
     this.slots = from.slots;
