@@ -88,12 +88,14 @@ export class FsLog<T> implements Log<T>, FrameSource {
   readonly name: string;
   readonly io: FsIo;
   /**
-   * The write buffer, as a Buffer for the codec and the file writes, and as a plain Uint8Array
-   * view of the same bytes for frame headers, checksums and readers: the per-record code then
-   * sees one kind of array whichever buffer it reads (two would make its loads polymorphic).
+   * The write buffer, as a Buffer for the codec and the file writes, as a plain Uint8Array view
+   * of the same bytes for checksums and readers (the per-record code then sees one kind of array
+   * whichever buffer it reads: two would make its loads polymorphic), and as a DataView for
+   * frame headers (a few wide stores instead of two dozen byte stores).
    */
   #batchBuffer: Buffer = Buffer.allocUnsafe(MIN_BATCH);
   batch: Uint8Array = plainView(this.#batchBuffer);
+  #batchFields = new DataView(this.batch.buffer, this.batch.byteOffset, this.batch.length);
   /**
    * The codec's functions, bound once per log. A process uses several codecs, so calls through
    * `codec.x` would see several object shapes at each per-record call site (a megamorphic lookup,
@@ -229,7 +231,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     // A chunk ends before each frame that starts a span of the sparse index.
     if (this.#chunkStart < at && seg.startsSpan(seg.size)) this.#endChunk(at);
-    writeFrame(this.batch, at, length, delta, byteLength, timestamp);
+    writeFrame(this.#batchFields, at, length, delta, byteLength, timestamp);
     seg.add(delta, byteLength, timestamp, seg.size, frameLength);
     this.#batchLen = at + frameLength;
     this.#chunkLast = at;
@@ -576,6 +578,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#batchBuffer.copy(grown, 0, 0, Math.min(this.#batchBuffer.length, need));
     this.#batchBuffer = grown;
     this.batch = plainView(grown);
+    this.#batchFields = new DataView(grown.buffer, grown.byteOffset, grown.length);
   }
 
   /** Writes the buffer; an I/O error fails the log (every waiter and later call sees it). */
