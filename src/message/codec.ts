@@ -26,6 +26,7 @@
  * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
  * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
  */
+import { Buffer } from 'node:buffer';
 import { copyInto } from '../storage/bytes.js';
 import type { RecordCodec } from '../storage/types.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
@@ -84,8 +85,12 @@ function plainView(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
+/** Makes room for `extra` more bytes at `pos`. Small, to be inlined: growing is apart. */
 function ensure(extra: number): void {
-  if (pos + extra <= buf.length) return;
+  if (pos + extra > buf.length) grow(extra);
+}
+
+function grow(extra: number): void {
   if (fixed) throw NO_ROOM;
   let size = buf.length * 2;
   while (size < pos + extra) size *= 2;
