@@ -384,7 +384,8 @@ function copyBytes(start: number, stop: number): Uint8Array {
     slabUsed += (length + 7) & ~7;
   }
   // A plain view, even of a Buffer: Buffer's own subarray costs several times more.
-  copyInto(bytes, new Uint8Array(input.buffer, input.byteOffset + start, length), 0);
+  rememberWindow(input);
+  copyInto(bytes, new Uint8Array(windowBuffer, windowOffset + start, length), 0);
   return bytes;
 }
 
@@ -447,7 +448,8 @@ function decodeShort(start: number, stop: number): string {
 }
 
 function decodeUtf8(start: number, stop: number): string {
-  return utf8.decode(new Uint8Array(input.buffer, input.byteOffset + start, stop - start));
+  rememberWindow(input);
+  return utf8.decode(new Uint8Array(windowBuffer, windowOffset + start, stop - start));
 }
 
 function readTable(): FieldTable {
@@ -534,14 +536,21 @@ function decodeView(bytes: Uint8Array, offset: number, length: number): StoredMe
 }
 
 /**
- * The bytes `decodeView` last read from, with their buffer and offset: reading those two from a
- * view is a generic property load each (see `storage/bytes.ts`), and a reader decodes hundreds
- * of records from one window. This keeps one window alive until the next is decoded from, as
- * the records decoded from it and the cursor reading it do meanwhile.
+ * The bytes a decode last read from, with their buffer and offset: reading those two from a view
+ * is a generic property load each, `buffer` a call into C++ (see `storage/bytes.ts`), and a
+ * reader decodes hundreds of records from one window. This keeps one window alive until the next
+ * is decoded from, as the records decoded from it and the cursor reading it do meanwhile.
  */
 let lastWindow: Uint8Array = new Uint8Array(0);
 let windowBuffer: ArrayBufferLike = lastWindow.buffer;
 let windowOffset = 0;
+
+function rememberWindow(bytes: Uint8Array): void {
+  if (bytes === lastWindow) return;
+  lastWindow = bytes;
+  windowBuffer = bytes.buffer;
+  windowOffset = bytes.byteOffset;
+}
 
 /** A message whose body is a view of `bytes[from, end)`. */
 function viewedMessage(
@@ -552,11 +561,7 @@ function viewedMessage(
   exchange: string,
   routingKey: string,
 ): StoredMessage {
-  if (bytes !== lastWindow) {
-    lastWindow = bytes;
-    windowBuffer = bytes.buffer;
-    windowOffset = bytes.byteOffset;
-  }
+  rememberWindow(bytes);
   return new PackedMessage(
     properties,
     exchange,
