@@ -608,7 +608,7 @@ function decodeMessage(
     if (view) return viewedMessage(bytes, at, end, properties, exchange, routingKey);
     return { exchange, routingKey, properties, body: copyBytes(at, end) };
   } finally {
-    input = buf; // keep no reference to the caller's buffer
+    input = buf; // the caller's buffer stays referenced only as the remembered window
   }
 }
 
