@@ -14,8 +14,9 @@ import { type FsIo, readFile, replaceFile } from './io.js';
 /** The version of the on-disk format this code writes. */
 export const FORMAT_VERSION = 3;
 /**
- * The oldest version it reads. Version 2 only added span checksums to index files, which are
- * written as segments are sealed or closed; a version 1 directory is marked 2 on open.
+ * The oldest version it reads. Version 2 added span checksums to index files; version 3 a segment
+ * layout checksummed per chunk of frames, beside which the older layout is still read. An older
+ * directory is marked 3 on open.
  */
 const OLDEST_READ = 1;
 export const FORMAT_FILE = 'FORMAT';
