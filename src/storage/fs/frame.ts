@@ -128,43 +128,35 @@ export function checkRun(
   end: number,
   maxPayload: number,
 ): number {
-  if (layout === FRAME_CHECKSUM_LAYOUT) return checkFrame(bytes, at, end, maxPayload);
-  const last = lastFrameOfRun(layout, bytes, at, end, maxPayload);
-  if (last < 0) return last;
-  const next = last + FRAME_HEADER + u32(bytes, last);
-  return checkChunks(bytes, at, next) ? next - at : BAD_CHECKSUM;
+  const next = statedRunEnd(layout, bytes, at, end, maxPayload);
+  if (next < 0) return next;
+  const good =
+    layout === FRAME_CHECKSUM_LAYOUT
+      ? frameChecksum(bytes, at, next - at) === u32(bytes, at + 4)
+      : checkChunks(bytes, at, next);
+  return good ? next - at : BAD_CHECKSUM;
 }
 
 /**
- * Where the last frame of the run at `bytes[at]` starts, by the lengths and flags its frames
- * state (unchecked), or {@link INCOMPLETE} / {@link BAD_CHECKSUM} as {@link checkRun}.
+ * Where the run at `bytes[at]` ends, by the lengths and flags its frames state (unchecked), or
+ * {@link INCOMPLETE} / {@link BAD_CHECKSUM} as {@link checkRun}.
  */
-export function lastFrameOfRun(
+export function statedRunEnd(
   layout: number,
   bytes: Uint8Array,
   at: number,
   end: number,
   maxPayload: number,
 ): number {
-  for (let last = at; ; ) {
-    if (end - last < FRAME_HEADER) return INCOMPLETE;
-    const length = u32(bytes, last);
+  for (let frame = at; ; ) {
+    if (end - frame < FRAME_HEADER) return INCOMPLETE;
+    const length = u32(bytes, frame);
     if (length > maxPayload) return BAD_CHECKSUM;
-    const next = last + FRAME_HEADER + length;
+    const next = frame + FRAME_HEADER + length;
     if (next > end) return INCOMPLETE;
-    if (layout === FRAME_CHECKSUM_LAYOUT || isChunkEnd(bytes, last)) return last;
-    last = next;
+    if (layout === FRAME_CHECKSUM_LAYOUT || isChunkEnd(bytes, frame)) return next;
+    frame = next;
   }
-}
-
-/** {@link checkRun} of a layout 1 frame. */
-function checkFrame(bytes: Uint8Array, at: number, end: number, maxPayload: number): number {
-  if (end - at < FRAME_HEADER) return INCOMPLETE;
-  const length = u32(bytes, at);
-  if (length > maxPayload) return BAD_CHECKSUM;
-  const total = FRAME_HEADER + length;
-  if (end - at < total) return INCOMPLETE;
-  return frameChecksum(bytes, at, total) === u32(bytes, at + 4) ? total : BAD_CHECKSUM;
 }
 
 // Field readers work on any Uint8Array (a Buffer's accessors would need a Buffer per window).

@@ -19,7 +19,7 @@ import {
   checkRun,
   FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
-  lastFrameOfRun,
+  statedRunEnd,
   u32,
 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
@@ -214,8 +214,8 @@ export class FrameReader {
       const total = checkRun(seg.layout, window, run - start, end - start, maxPayload);
       if (total === BAD_CHECKSUM && run < pos) {
         // A bad run before the frame's own leaves it good: the range restarts after it.
-        const last = lastFrameOfRun(seg.layout, window, run - start, end - start, maxPayload);
-        const runEnd = last < 0 ? end : start + last + FRAME_HEADER + u32(window, last);
+        const stated = statedRunEnd(seg.layout, window, run - start, end - start, maxPayload);
+        const runEnd = stated < 0 ? end : start + stated;
         if (runEnd > pos) throw corruptRecord(seg.file, run);
         run = from = runEnd;
         continue;

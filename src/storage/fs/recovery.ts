@@ -16,7 +16,7 @@ import {
   frameDelta,
   frameTimestamp,
   INCOMPLETE,
-  lastFrameOfRun,
+  statedRunEnd,
 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
 import type { Segment } from './segment.js';
@@ -106,7 +106,6 @@ function validRunFollows(
 ): boolean {
   const rest = Buffer.allocUnsafe(fileSize - pos);
   const n = readFully(io, fd, rest, 0, rest.length, pos);
-  const last = lastFrameOfRun(layout, rest, 0, n, n);
-  if (last < 0) return false;
-  return checkRun(layout, rest, last + FRAME_HEADER + rest.readUInt32LE(last), n, n) > 0;
+  const next = statedRunEnd(layout, rest, 0, n, n);
+  return next >= 0 && checkRun(layout, rest, next, n, n) > 0;
 }
