@@ -70,6 +70,8 @@ export class FsCursor<T> implements LogCursor<T> {
    * below `runEnd` are verified and on disk: `next()` walks them without the reader.
    */
   private bytes: Uint8Array = new Uint8Array(0);
+  /** The fields of `bytes` (see `fieldsOf`). */
+  private fields: DataView = new DataView(this.bytes.buffer);
   private base = 0;
   private at = 0;
   private runEnd = 0;
@@ -105,7 +107,7 @@ export class FsCursor<T> implements LogCursor<T> {
   get timestamp(): number {
     const frame = this.frame;
     if (frame & TIMESTAMP) {
-      this.decodedTimestamp = frameTimestamp(this.bytes, this.frameAt);
+      this.decodedTimestamp = frameTimestamp(this.fields, this.frameAt);
       this.frame = frame & ~TIMESTAMP;
     }
     return frame & CURRENT ? this.decodedTimestamp : Number.NaN;
@@ -183,6 +185,7 @@ export class FsCursor<T> implements LogCursor<T> {
       const frameAt = reader.at;
       const end = frameAt + reader.length;
       this.bytes = bytes;
+      this.fields = reader.fields;
       this.base = pos - frameAt;
       this.runEnd = reader.runEnd;
       const slot = this.slot++;

@@ -21,6 +21,7 @@ import {
   FILE_HEADER,
   FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
+  fieldsOf,
   fileHeader,
   frameDelta,
   frameTimestamp,
@@ -95,7 +96,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
    */
   #batchBuffer: Buffer = Buffer.allocUnsafe(MIN_BATCH);
   batch: Uint8Array = plainView(this.#batchBuffer);
-  #batchFields = new DataView(this.batch.buffer, this.batch.byteOffset, this.batch.length);
+  batchFields: DataView = fieldsOf(this.batch);
   /**
    * The codec's functions, bound once per log. A process uses several codecs, so calls through
    * `codec.x` would see several object shapes at each per-record call site (a megamorphic lookup,
@@ -231,7 +232,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     // A chunk ends before each frame that starts a span of the sparse index.
     if (this.#chunkStart < at && seg.startsSpan(seg.size)) this.#endChunk(at);
-    writeFrame(this.#batchFields, at, length, delta, byteLength, timestamp);
+    writeFrame(this.batchFields, at, length, delta, byteLength, timestamp);
     seg.add(delta, byteLength, timestamp, seg.size, frameLength);
     this.#batchLen = at + frameLength;
     this.#chunkLast = at;
@@ -264,7 +265,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const slot = seg ? seg.slotOf(offset) : -1;
     if (!seg || slot < 0) return Number.NaN;
     this.#locate(seg, slot, offset);
-    return frameTimestamp(this.#reader.bytes, this.#reader.at);
+    return frameTimestamp(this.#reader.fields, this.#reader.at);
   }
 
   cursor(offset?: number): LogCursor<T> {
@@ -295,7 +296,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       if (seg.slots === 0) continue;
       let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
       while (reader.read(seg, pos, false)) {
-        if (frameTimestamp(reader.bytes, reader.at) >= timestamp) {
+        if (frameTimestamp(reader.fields, reader.at) >= timestamp) {
           return seg.firstOffset + frameDelta(reader.bytes, reader.at);
         }
         pos += reader.length;
@@ -578,7 +579,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#batchBuffer.copy(grown, 0, 0, Math.min(this.#batchBuffer.length, need));
     this.#batchBuffer = grown;
     this.batch = plainView(grown);
-    this.#batchFields = new DataView(grown.buffer, grown.byteOffset, grown.length);
+    this.batchFields = fieldsOf(this.batch);
   }
 
   /** Writes the buffer; an I/O error fails the log (every waiter and later call sees it). */
@@ -759,6 +760,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const size = seg.fileSize;
     const input = Buffer.allocUnsafe(size);
     readFully(this.io, this.fdOf(seg), input, 0, size, 0);
+    const inputFields = fieldsOf(input);
     // Surviving frames of a layout 1 segment each grow by a chunk checksum.
     const output = Buffer.allocUnsafe(size + CHUNK_CHECKSUM * seg.slots);
     fileHeader(seg.firstOffset, seg.generation + 1).copy(output, 0);
@@ -782,7 +784,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
           copy.add(
             frameDelta(input, pos),
             seg.lens[slot]!,
-            frameTimestamp(input, pos),
+            frameTimestamp(inputFields, pos),
             out,
             length,
           );

@@ -19,6 +19,7 @@ import {
   checkRun,
   FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
+  fieldsOf,
   statedRunEnd,
   u32,
 } from './frame.js';
@@ -31,6 +32,8 @@ export interface FrameSource {
   readonly io: FsIo;
   /** The write buffer, holding the active segment's bytes from its `fileSize` on. */
   readonly batch: Uint8Array;
+  /** The fields of `batch` (see `fieldsOf`). */
+  readonly batchFields: DataView;
   /** An open descriptor for reading `seg`. */
   fdOf(seg: Segment): number;
 }
@@ -38,6 +41,8 @@ export interface FrameSource {
 export class FrameReader {
   /** Bytes holding the frame found by the last `read`: the window or the write buffer. */
   bytes: Uint8Array;
+  /** The fields of `bytes` (see `fieldsOf`). */
+  fields: DataView;
   /** Index of that frame in `bytes`. */
   at = 0;
   /** Its total length. */
@@ -58,6 +63,7 @@ export class FrameReader {
 
   readonly #source: FrameSource;
   #window: Uint8Array;
+  #windowFields: DataView;
   /** Whether views of the window were handed out: the next fill then reads into a new one. */
   #lent = false;
   /** The segment (and its generation) whose bytes `[#start, #end)` the window holds. */
@@ -72,7 +78,9 @@ export class FrameReader {
   constructor(source: FrameSource, windowBytes: number) {
     this.#source = source;
     this.#window = new Uint8Array(windowBytes);
+    this.#windowFields = fieldsOf(this.#window);
     this.bytes = this.#window;
+    this.fields = this.#windowFields;
   }
 
   /**
@@ -97,6 +105,7 @@ export class FrameReader {
       const length = FRAME_HEADER + u32(window, at);
       if (pos + length <= limit) {
         this.bytes = window;
+        this.fields = this.#windowFields;
         this.at = at;
         this.length = length;
         this.inBatch = false;
@@ -112,6 +121,7 @@ export class FrameReader {
     if (pos >= seg.fileSize) {
       const batch = this.#source.batch;
       this.bytes = batch;
+      this.fields = this.#source.batchFields;
       this.at = pos - seg.fileSize;
       this.length = FRAME_HEADER + u32(batch, this.at);
       this.inBatch = true;
@@ -137,6 +147,7 @@ export class FrameReader {
       this.#verify(seg, pos, length);
     }
     this.bytes = this.#window;
+    this.fields = this.#windowFields;
     this.at = at;
     this.length = length;
     this.inBatch = false;
@@ -258,10 +269,9 @@ export class FrameReader {
   /** Reads `seg`'s bytes from `pos` (at least `length` of them) into the window; returns 0. */
   #fill(seg: Segment, pos: number, length: number): number {
     const size = this.#window.length;
-    if (length > size) {
-      this.#window = new Uint8Array(Math.max(length, size * 2));
-    } else if (this.#lent) {
-      this.#window = new Uint8Array(size);
+    if (length > size || this.#lent) {
+      this.#window = new Uint8Array(length > size ? Math.max(length, size * 2) : size);
+      this.#windowFields = fieldsOf(this.#window);
     }
     this.#lent = false;
     const want = Math.min(this.#window.length, seg.fileSize - pos);

@@ -12,6 +12,7 @@ import {
   BAD_CHECKSUM,
   checkRun,
   FRAME_HEADER,
+  fieldsOf,
   frameByteLength,
   frameDelta,
   frameTimestamp,
@@ -43,6 +44,7 @@ export function scanSegment(
   tail: boolean,
 ): number {
   let buf = Buffer.allocUnsafe(Math.min(READ_BYTES, Math.max(fileSize - from, FRAME_HEADER)));
+  let fields = fieldsOf(buf);
   let pos = from;
   while (pos < fileSize) {
     const n = readFully(io, fd, buf, 0, Math.min(buf.length, fileSize - pos), pos);
@@ -56,7 +58,7 @@ export function scanSegment(
           // Checksummed, so not torn: damage, or bytes that are not this segment's.
           if (delta < seg.span) throw corruptRecord(seg.file, pos + at, 'is out of order');
           const length = FRAME_HEADER + buf.readUInt32LE(at);
-          seg.add(delta, frameByteLength(buf, at), frameTimestamp(buf, at), pos + at, length);
+          seg.add(delta, frameByteLength(buf, at), frameTimestamp(fields, at), pos + at, length);
           at += length;
         }
         continue;
@@ -64,7 +66,10 @@ export function scanSegment(
       if (r === INCOMPLETE && at < n) {
         // The run goes past the bytes read: past the file end, or just past this read.
         if (pos + n >= fileSize) why = 'is cut short';
-        else if (at === 0) buf = Buffer.allocUnsafe(buf.length * 2);
+        else if (at === 0) {
+          buf = Buffer.allocUnsafe(buf.length * 2);
+          fields = fieldsOf(buf);
+        }
       } else if (r === BAD_CHECKSUM) {
         why = 'fails its checksum';
       }
