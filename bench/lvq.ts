@@ -137,9 +137,9 @@ function freshQuote(key: number): StoredMessage {
 
 /**
  * Memory a queue holds (heap and array buffers) once every key got one value and then `publishes`
- * more went to the keys `keyOf` picks: its memory in use before `close()` less that after it was
- * closed and dropped. Unlike growth since a start, that leaves out whatever else the process
- * compiled or freed meanwhile. Undefined bytes without `--expose-gc`.
+ * more went to the keys `keyOf` picks: its memory in use before `close()` less that once the
+ * closed queue was collected. Unlike growth since a start, that leaves out whatever else the
+ * process compiled or freed meanwhile. Undefined bytes without `--expose-gc`.
  */
 async function held(
   publishes: number,
@@ -175,11 +175,12 @@ async function memoryFootprint(): Promise<BenchResult[]> {
   // The first queue also pays for the code it compiles: measured, not counted. The baseline is
   // the median of three: where a queue's last messages fall across body slabs varies by 64 KiB.
   await held(0, (i) => i);
-  const baselines: (number | undefined)[] = [];
-  for (let r = 0; r < 3; r++) baselines.push((await held(0, (i) => i)).bytes);
-  const baseline = baselines.includes(undefined)
-    ? undefined
-    : (baselines as number[]).sort((a, b) => a - b)[1];
+  const baselines: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const { bytes } = await held(0, (i) => i);
+    if (bytes !== undefined) baselines.push(bytes);
+  }
+  const baseline = baselines.sort((a, b) => a - b)[1];
   const cold = FEW_KEYS / 10;
   const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
   const footprint = async (name: string, keyOf: (i: number) => number): Promise<BenchResult> => {
