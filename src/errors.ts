@@ -66,32 +66,32 @@ export class MqliteError extends Error {
 /** 406: an argument is invalid or differs from the existing declaration. */
 export class PreconditionFailedError extends MqliteError {
   override name = 'PreconditionFailedError';
-  constructor(detail: string) {
-    super('MQLITE_PRECONDITION_FAILED', ReplyCode.PRECONDITION_FAILED, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_PRECONDITION_FAILED', ReplyCode.PRECONDITION_FAILED, detail, options);
   }
 }
 
 /** 404: a queue or exchange does not exist. */
 export class NotFoundError extends MqliteError {
   override name = 'NotFoundError';
-  constructor(detail: string) {
-    super('MQLITE_NOT_FOUND', ReplyCode.NOT_FOUND, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_NOT_FOUND', ReplyCode.NOT_FOUND, detail, options);
   }
 }
 
 /** 540: the operation is not supported by this queue kind. */
 export class NotImplementedError extends MqliteError {
   override name = 'NotImplementedError';
-  constructor(detail: string) {
-    super('MQLITE_NOT_IMPLEMENTED', ReplyCode.NOT_IMPLEMENTED, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_NOT_IMPLEMENTED', ReplyCode.NOT_IMPLEMENTED, detail, options);
   }
 }
 
 /** The broker, queue or consumer was closed. */
 export class ClosedError extends MqliteError {
   override name = 'ClosedError';
-  constructor(detail: string) {
-    super('MQLITE_CLOSED', ReplyCode.CHANNEL_ERROR, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_CLOSED', ReplyCode.CHANNEL_ERROR, detail, options);
   }
 }
 
@@ -106,48 +106,48 @@ export class CorruptionError extends MqliteError {
 /** 403: the name is reserved (`amq.` prefix) or the operation is not allowed. */
 export class AccessRefusedError extends MqliteError {
   override name = 'AccessRefusedError';
-  constructor(detail: string) {
-    super('MQLITE_ACCESS_REFUSED', ReplyCode.ACCESS_REFUSED, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_ACCESS_REFUSED', ReplyCode.ACCESS_REFUSED, detail, options);
   }
 }
 
 /** 405: an exclusive resource is held by someone else. */
 export class ResourceLockedError extends MqliteError {
   override name = 'ResourceLockedError';
-  constructor(detail: string) {
-    super('MQLITE_RESOURCE_LOCKED', ReplyCode.RESOURCE_LOCKED, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_RESOURCE_LOCKED', ReplyCode.RESOURCE_LOCKED, detail, options);
   }
 }
 
 /** A publish was refused because the queue is at its length limit (`x-overflow: reject-publish`). */
 export class QueueFullError extends MqliteError {
   override name = 'QueueFullError';
-  constructor(detail: string) {
-    super('MQLITE_QUEUE_FULL', ReplyCode.PRECONDITION_FAILED, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_QUEUE_FULL', ReplyCode.PRECONDITION_FAILED, detail, options);
   }
 }
 
 /** 312: a mandatory publish matched no queue. */
 export class NoRouteError extends MqliteError {
   override name = 'NoRouteError';
-  constructor(detail: string) {
-    super('MQLITE_NO_ROUTE', ReplyCode.NO_ROUTE, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_NO_ROUTE', ReplyCode.NO_ROUTE, detail, options);
   }
 }
 
 /** 311: a body or header table is larger than the configured limit. */
 export class ContentTooLargeError extends MqliteError {
   override name = 'ContentTooLargeError';
-  constructor(detail: string) {
-    super('MQLITE_CONTENT_TOO_LARGE', ReplyCode.CONTENT_TOO_LARGE, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_CONTENT_TOO_LARGE', ReplyCode.CONTENT_TOO_LARGE, detail, options);
   }
 }
 
 /** A wait (`consumeOne({ timeout })`) ran out of time. */
 export class TimeoutError extends MqliteError {
   override name = 'TimeoutError';
-  constructor(detail: string) {
-    super('MQLITE_TIMEOUT', ReplyCode.CHANNEL_ERROR, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_TIMEOUT', ReplyCode.CHANNEL_ERROR, detail, options);
   }
 }
 
@@ -162,9 +162,25 @@ export class AbortedError extends MqliteError {
 /** 503: a command names something the broker does not know, e.g. an unknown exchange type. */
 export class CommandInvalidError extends MqliteError {
   override name = 'CommandInvalidError';
-  constructor(detail: string) {
-    super('MQLITE_COMMAND_INVALID', ReplyCode.COMMAND_INVALID, detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_COMMAND_INVALID', ReplyCode.COMMAND_INVALID, detail, options);
   }
+}
+
+/** The constructor every `MqliteError` subclass has. */
+type MqliteErrorClass = new (detail: string, options?: ErrorOptions) => MqliteError;
+
+/**
+ * `error` again, of the same class, code and reply code, its detail prefixed by `where` (the
+ * config and queue a declaration came from) and the original kept as its `cause`.
+ */
+export function withContext(error: MqliteError, where: string): MqliteError {
+  const detail = error.message.replace(/^[A-Z_]+ - /, '');
+  if (error.constructor === MqliteError) {
+    return new MqliteError(error.code, error.replyCode, `${where}: ${detail}`, { cause: error });
+  }
+  const Class = error.constructor as MqliteErrorClass;
+  return new Class(`${where}: ${detail}`, { cause: error });
 }
 
 /** "inequivalent arg 'x' for queue 'q'": a redeclare that differs from the declaration. */

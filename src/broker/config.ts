@@ -17,7 +17,7 @@
  * queue, and keeps the code of the underlying error.
  */
 import { readFile } from 'node:fs/promises';
-import { MqliteError } from '../errors.js';
+import { MqliteError, withContext } from '../errors.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 
 /** The options of one queue in a config: those of `broker.queue()` except `passive`. */
@@ -126,16 +126,13 @@ function hasArgument(options: Record<string, unknown>, arg: string): boolean {
 }
 
 /**
- * The error to report when declaring a configured queue failed: the same kind of error (same
- * class for TypeError/RangeError, same `code` and `replyCode` for MqliteError), its message
- * prefixed with the config and queue.
+ * The error to report when declaring a configured queue failed: an error of the same class (and
+ * for an MqliteError the same `code` and `replyCode`), its message prefixed with the config and
+ * queue.
  */
 export function configError(source: string, queue: string, error: unknown): Error {
   const where = `${source}: queue '${queue}'`;
-  if (error instanceof MqliteError) {
-    const detail = error.message.replace(/^[A-Z_]+ - /, '');
-    return new MqliteError(error.code, error.replyCode, `${where}: ${detail}`, { cause: error });
-  }
+  if (error instanceof MqliteError) return withContext(error, where);
   if (error instanceof RangeError)
     return new RangeError(`${where}: ${error.message}`, { cause: error });
   if (error instanceof Error) return new TypeError(`${where}: ${error.message}`, { cause: error });

@@ -158,7 +158,8 @@ function mergeArguments(o: QueueDeclareOptions): Readonly<FieldTable> {
   ) {
     throw new TypeError('option arguments must be a plain object (an AMQP table)');
   }
-  const args: FieldTable = {};
+  // No prototype: an argument named '__proto__' is stored, compared and persisted as itself.
+  const args: FieldTable = Object.create(null);
   for (const [key, value] of Object.entries(given ?? {})) {
     if (value === undefined) continue;
     checkFieldValue(value, `arguments['${key}']`);

@@ -63,7 +63,7 @@ export class BrokerRegistry {
 
   /** Every stored exchange, as `Exchanges.fromJSON` takes them. */
   loadExchanges(): ExchangesSnapshot {
-    const out: Record<string, ExchangeRecord> = {};
+    const out: Record<string, ExchangeRecord> = Object.create(null);
     for (const [key, value] of this.#meta.entries(EXCHANGE_PREFIX)) {
       const name = key.slice(EXCHANGE_PREFIX.length);
       out[name] = checkExchangeRecord(name, value);

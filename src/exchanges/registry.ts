@@ -358,7 +358,7 @@ export class Exchanges {
 
   /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */
   toJSON(): ExchangesSnapshot {
-    const out: Record<string, ExchangeRecord> = {};
+    const out: Record<string, ExchangeRecord> = Object.create(null);
     for (const name of this.#exchanges.keys()) {
       const record = this.exchangeToJSON(name);
       if (record) out[name] = record;

@@ -454,19 +454,11 @@ function decodeUtf8(start: number, stop: number): string {
 
 function readTable(): FieldTable {
   const count = readVarint();
-  const table: Record<string, FieldValue> = {};
+  // No prototype: a '__proto__' header is a plain key, never the object's prototype.
+  const table: Record<string, FieldValue> = Object.create(null);
   for (let i = 0; i < count; i++) {
     const key = readString();
-    const value = readValue();
-    // A '__proto__' header is a plain key, never the object's prototype.
-    if (key === '__proto__') {
-      Object.defineProperty(table, key, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else table[key] = value;
+    table[key] = readValue();
   }
   return table;
 }

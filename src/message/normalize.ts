@@ -281,7 +281,8 @@ function copyTable(
   if (typeof table !== 'object' || table === null || Array.isArray(table)) {
     throw new PreconditionFailedError(`invalid ${path}: must be a table (plain object)`);
   }
-  const out: Record<string, FieldValue> = {};
+  // No prototype: a '__proto__' or 'constructor' header is a key like any other.
+  const out: Record<string, FieldValue> = Object.create(null);
   for (const key in table) {
     if (!Object.hasOwn(table, key)) continue;
     const value = table[key];

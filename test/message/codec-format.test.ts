@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { messageCodec } from '../../src/message/codec.js';
 import { codecV1Messages } from '../storage/fixtures/codec-v1-messages.js';
+import { storedForm } from '../support/stored-form.js';
 
 /** The records of the fixture file (`u32 length | record` each) as [position, length]. */
 function records(bytes: Buffer): Array<[number, number]> {
@@ -26,7 +27,7 @@ describe('stored message format 1', () => {
     const found = records(file);
     expect(found).toHaveLength(codecV1Messages.length);
     for (const [i, [at, length]] of found.entries()) {
-      const expected = codecV1Messages[i]!;
+      const expected = storedForm(codecV1Messages[i]!);
       // As a log reads them: out of a larger buffer, and from a record of their own.
       expect(messageCodec.decodeFrom!(file, at, length)).toStrictEqual(expected);
       expect(messageCodec.decode(file.subarray(at, at + length))).toStrictEqual(expected);

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { messageCodec, messageViewCodec } from '../../src/message/codec.js';
 import { normalizeMessage } from '../../src/message/normalize.js';
 import type { FieldValue, MessageProperties, StoredMessage } from '../../src/message/types.js';
+import { storedForm } from '../support/stored-form.js';
 
 const { value: fieldValue } = fc.letrec<{ value: FieldValue; table: Record<string, FieldValue> }>(
   (tie) => ({
@@ -51,15 +52,17 @@ const properties: fc.Arbitrary<MessageProperties> = fc.record(
   { requiredKeys: [], noNullPrototype: true },
 );
 
-const message: fc.Arbitrary<StoredMessage> = fc.record(
-  {
-    exchange: shortString,
-    routingKey: fc.string({ maxLength: 300 }),
-    properties,
-    body: fc.uint8Array({ maxLength: 300 }),
-  },
-  { noNullPrototype: true },
-);
+const message: fc.Arbitrary<StoredMessage> = fc
+  .record(
+    {
+      exchange: shortString,
+      routingKey: fc.string({ maxLength: 300 }),
+      properties,
+      body: fc.uint8Array({ maxLength: 300 }),
+    },
+    { noNullPrototype: true },
+  )
+  .map(storedForm);
 
 /** `m` encoded between `before` and `after` filler bytes, as a log's read buffer holds it. */
 function encodedAmid(
@@ -145,12 +148,12 @@ describe('messageCodec', () => {
       const headers = Object.fromEntries(
         Array.from({ length: entries }, (_, i) => [`h${i}`, i % 2 ? i : `v${i}`]),
       );
-      const m: StoredMessage = {
+      const m = storedForm({
         exchange: 'x',
         routingKey: 'k',
         properties: { headers: { ...headers, nested: { ...headers } } },
         body: new Uint8Array([1, 2, 3]),
-      };
+      });
       const expected = messageCodec.encode(m).slice();
       expect(messageCodec.decode(expected)).toStrictEqual(m);
       const target = Buffer.alloc(expected.length + 10);
@@ -164,12 +167,12 @@ describe('messageCodec', () => {
     // Same length, first and last byte: candidates for the same slot of the string cache.
     const names = ['a1z', 'a2z', 'a1z', 'queue-0001-end', 'queue-0002-end', 'ä1z', 'a1z'];
     for (const routingKey of names) {
-      const m: StoredMessage = {
+      const m = storedForm({
         exchange: '',
         routingKey,
         properties: { headers: { [routingKey]: routingKey } },
         body: new Uint8Array(),
-      };
+      });
       expect(messageCodec.decode(messageCodec.encode(m).slice())).toStrictEqual(m);
     }
   });
@@ -232,8 +235,11 @@ describe('messageCodec', () => {
       body: new Uint8Array(),
     };
     const decoded = messageCodec.decode(messageCodec.encode(m)).properties.headers!;
-    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
-    expect(Object.hasOwn(decoded, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(decoded)).toBe(null);
+    expect(Object.keys(decoded)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(decoded, '__proto__')?.value).toEqual({
+      polluted: true,
+    });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 

@@ -51,7 +51,7 @@ function withoutBigints(value: unknown): unknown {
   if (typeof value === 'bigint') return `${TAG}n${value}`;
   if (Array.isArray(value)) return value.map(withoutBigints);
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
+    const out: Record<string, unknown> = Object.create(null);
     for (const [k, v] of Object.entries(value)) out[k] = withoutBigints(v);
     return out;
   }

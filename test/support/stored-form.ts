@@ -1,0 +1,21 @@
+import type { FieldValue, StoredMessage } from '../../src/message/types.js';
+
+/**
+ * `m` as a queue stores it: every header table (nested ones too) without a prototype, as
+ * `normalizeMessage` copies them and the codecs decode them. Written out by hand, for tests whose
+ * messages bypass `normalizeMessage`.
+ */
+export function storedForm(m: StoredMessage): StoredMessage {
+  const headers = m.properties.headers;
+  if (headers === undefined) return m;
+  return { ...m, properties: { ...m.properties, headers: withoutPrototypes(headers) as never } };
+}
+
+function withoutPrototypes(value: FieldValue): FieldValue {
+  if (Array.isArray(value)) return value.map(withoutPrototypes);
+  if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Date || value instanceof Uint8Array) return value;
+  const out: Record<string, FieldValue> = Object.create(null);
+  for (const [key, item] of Object.entries(value)) out[key] = withoutPrototypes(item);
+  return out;
+}
