@@ -92,6 +92,8 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   #delivering = false;
   #capacityFreed = false;
   #closed = false;
+  /** Why settling fails once closed. */
+  #closedDetail = '';
   readonly #host: ConsumerHost<E>;
   /** The consumer tag. */
   readonly consumerTag: string;
@@ -247,9 +249,21 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     if (this.#closed) return;
     await this.cancel();
     this.#closed = true;
+    this.#closedDetail = `consumer '${this.consumerTag}' is closed; its deliveries were requeued`;
     const entries: E[] = [];
     this.#takeUpTo(Number.POSITIVE_INFINITY, (entry) => entries.push(entry));
     for (const entry of entries) this.#host.onReject(this, entry, true);
+  }
+
+  /**
+   * Its queue closed: deliveries stop and settling fails with `ClosedError`. Unacked messages
+   * are left as they are stored: a persistent queue has them ready again when it reopens.
+   */
+  async detach(): Promise<void> {
+    if (this.#closed) return;
+    await this.cancel();
+    this.#closed = true;
+    this.#closedDetail = `queue '${this.queueName}' is closed`;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -272,11 +286,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
 
   /** Settles synchronously; throws for an unknown tag or a closed consumer. */
   #settle(deliveryTag: number, multiple: boolean, outcome: Outcome): void {
-    if (this.#closed) {
-      throw new ClosedError(
-        `consumer '${this.consumerTag}' is closed; its deliveries were requeued`,
-      );
-    }
+    if (this.#closed) throw new ClosedError(this.#closedDetail);
     if (!multiple) {
       const entry = this.#take(deliveryTag);
       if (entry === undefined) throw unknownTag(deliveryTag);

@@ -115,6 +115,19 @@ describe('a closed broker', () => {
     await expect(q.publish('x')).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
   });
 
+  it('rejects acks and nacks of messages delivered before the close', async () => {
+    const broker = await Broker.open();
+    const q = await broker.queue('q');
+    const p = await broker.queue('p', { maxPriority: 3 });
+    await q.publish('a');
+    await p.publish('b');
+    const fromQueue = await q.get({ noAck: false });
+    const fromPriority = await p.get({ noAck: false });
+    await broker.close();
+    await expect(fromQueue?.ack()).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
+    await expect(fromPriority?.nack(true)).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
+  });
+
   it('closes with await using', async () => {
     let outer: Broker;
     {

@@ -356,12 +356,16 @@ export class ClassicQueue implements AsyncDisposable {
   /**
    * Waits for one message, acks it and resolves with it. Rejects with `TimeoutError` when
    * `timeout` ms (on the queue's clock) pass first, `AbortedError` when `signal` aborts, or
-   * `ClosedError` if the queue goes away. Messages that arrive later stay in the queue.
+   * `ClosedError` if the queue goes away. Messages that arrive later stay in the queue. A wait
+   * with a timeout keeps the process alive until it settles.
    */
   consumeOne(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<Message> {
     const { timeout, signal } = options;
     if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
       return Promise.reject(new RangeError('consumeOne() timeout must be a number ≥ 0'));
+    }
+    if (signal !== undefined && !isAbortSignal(signal)) {
+      return Promise.reject(new TypeError('consumeOne() signal must be an AbortSignal'));
     }
     if (signal?.aborted) {
       return Promise.reject(new AbortedError('consumeOne() aborted', { cause: signal.reason }));
@@ -403,6 +407,8 @@ export class ClassicQueue implements AsyncDisposable {
           () => finish(new TimeoutError(`no message on queue '${this.name}' within ${timeout} ms`)),
           timeout,
         );
+        // Clock timers do not hold the process open; a caller awaiting this one is owed its end.
+        timer.ref?.();
       }
     });
   }
@@ -872,15 +878,28 @@ export class ClassicQueue implements AsyncDisposable {
     this.#clearExpires();
     if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    for (const consumer of [...this.#consumers]) await consumer.cancel();
-    await this.#getChannel?.cancel();
-    await this.#getNoAckChannel?.cancel();
+    for (const consumer of [...this.#consumers]) await consumer.detach();
+    await this.#getChannel?.detach();
+    await this.#getNoAckChannel?.detach();
     await this.store.close();
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new ClosedError(`queue '${this.name}' is closed`);
   }
+}
+
+/** An AbortSignal, or an object that behaves as one (another realm's, a polyfill). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  const candidate = value as Partial<AbortSignal> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.aborted === 'boolean' &&
+    typeof candidate.addEventListener === 'function' &&
+    typeof candidate.removeEventListener === 'function'
+  );
 }
 
 function consumerPriority(value: unknown): number {

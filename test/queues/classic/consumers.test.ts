@@ -244,6 +244,28 @@ describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind
     await expect(orphan).rejects.toThrow(ClosedError);
   });
 
+  it('consumeOne refuses a signal that is not an AbortSignal, and close still succeeds', async () => {
+    const q = await queues.fifo('q');
+    for (const signal of [{}, 'abort', { aborted: false }]) {
+      await expect(q.consumeOne({ signal: signal as AbortSignal })).rejects.toThrow(
+        new TypeError('consumeOne() signal must be an AbortSignal'),
+      );
+    }
+    expect(q.consumerCount).toBe(0);
+    await q.close();
+  });
+
+  it('refuses to settle deliveries once the queue closed', async () => {
+    const q = await queues.fifo('q');
+    await publishAll(q, ['1', '2']);
+    const got = (await q.get({ noAck: false }))!;
+    const a = collector();
+    await q.subscribe({ manualAck: true }, a.callback);
+    await q.close();
+    await expect(got.ack()).rejects.toThrow(new ClosedError("queue 'q' is closed"));
+    await expect(a.received[0]!.nack(true)).rejects.toThrow(ClosedError);
+  });
+
   it('iterates with an async iterator, acking as the loop advances', async () => {
     const q = await queues.fifo('q');
     await publishAll(q, ['1', '2', '3']);
