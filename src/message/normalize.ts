@@ -1,4 +1,5 @@
 import { ContentTooLargeError, PreconditionFailedError } from '../errors.js';
+import { GEO_LAT_HEADER, GEO_LON_HEADER } from '../filters/types.js';
 import { copyInto } from '../storage/bytes.js';
 import type {
   FieldTable,
@@ -10,14 +11,20 @@ import type {
 
 /** Limits applied to every published message. */
 export interface MessageLimits {
-  /** Largest body in bytes (default 128 MiB, RabbitMQ's `max_message_size`). */
-  readonly maxBodyBytes: number;
+  /**
+   * Largest message in bytes, body and headers as encoded together (default 128 MiB, RabbitMQ's
+   * default `max_message_size`).
+   */
+  readonly maxMessageBytes: number;
+  /** Largest header table in bytes as encoded, nested tables included (default 1 MiB). */
+  readonly maxHeaderBytes: number;
   /** Deepest nesting of header tables and arrays (default 32). */
   readonly maxHeaderDepth: number;
 }
 
 export const defaultMessageLimits: MessageLimits = {
-  maxBodyBytes: 128 * 1024 * 1024,
+  maxMessageBytes: 128 * 1024 * 1024,
+  maxHeaderBytes: 1024 * 1024,
   maxHeaderDepth: 32,
 };
 
@@ -141,23 +148,49 @@ export function normalizeMessage(
         : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
     bytes = ownership === 'copy' ? copyBytes(view) : view;
   } else {
-    const text = JSON.stringify(body);
-    if (text === undefined) throw new TypeError(`a ${typeof body} cannot be published as a body`);
-    bytes = utf8Bytes(text);
+    checkJsonBody(body);
+    bytes = utf8Bytes(JSON.stringify(body));
     json = true;
   }
-  if (bytes.length > limits.maxBodyBytes) {
-    throw new ContentTooLargeError(
-      `message body of ${bytes.length} bytes exceeds the limit of ${limits.maxBodyBytes}`,
-    );
-  }
+  if (bytes.length > limits.maxMessageBytes) throw tooLarge(bytes.length, limits);
+  const size = { headerBytes: 0 };
   const props =
     properties === undefined || properties === null
       ? json
         ? JSON_PROPERTIES
         : EMPTY_PROPERTIES
-      : normalizeProperties(properties, json, limits);
+      : normalizeProperties(properties, json, limits, size);
+  if (bytes.length + size.headerBytes > limits.maxMessageBytes) {
+    throw tooLarge(bytes.length + size.headerBytes, limits);
+  }
   return { exchange, routingKey, properties: props, body: bytes };
+}
+
+function tooLarge(size: number, limits: MessageLimits): ContentTooLargeError {
+  return new ContentTooLargeError(
+    `message size ${size} is larger than max size ${limits.maxMessageBytes}`,
+  );
+}
+
+/**
+ * Refuses a body JSON would turn into something else: a Map or Set (stored as `{}`), a function,
+ * symbol or bigint, a class instance without `toJSON`. Nested values are JSON's to render.
+ */
+function checkJsonBody(body: unknown): void {
+  const type = typeof body;
+  if (type === 'number' || type === 'boolean') return;
+  if (type === 'object') {
+    const proto = Object.getPrototypeOf(body);
+    if (proto === Object.prototype || proto === Array.prototype || proto === null) return;
+    if (typeof (body as { toJSON?: unknown }).toJSON === 'function') return;
+    const name = (body as object).constructor?.name ?? 'class instance';
+    throw new TypeError(
+      `a ${name} cannot be published as a body: pass bytes, a string, or a JSON value`,
+    );
+  }
+  throw new TypeError(
+    `a ${type} cannot be published as a body: pass bytes, a string, or a JSON value`,
+  );
 }
 
 /**
@@ -169,10 +202,16 @@ export function ownBody(message: StoredMessage): StoredMessage {
   return { exchange, routingKey, properties, body: copyBytes(message.body) };
 }
 
+/** What normalizing counted: the encoded size of the headers. */
+interface Size {
+  headerBytes: number;
+}
+
 function normalizeProperties(
   input: Readonly<MessageProperties>,
   json: boolean,
   limits: MessageLimits,
+  size: Size,
 ): Readonly<MessageProperties> {
   if (typeof input !== 'object') throw new TypeError('message properties must be an object');
   if (!json) {
@@ -193,7 +232,9 @@ function normalizeProperties(
       case 'immediate':
         continue;
       case 'headers':
-        out.headers = copyTable(value as FieldTable, limits, 1, 'headers');
+        out.headers = copyTable(value as FieldTable, limits, 1, 'headers', size);
+        checkCoordinate(out.headers, GEO_LAT_HEADER, 90);
+        checkCoordinate(out.headers, GEO_LON_HEADER, 180);
         break;
       case 'priority':
         if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 255) {
@@ -272,11 +313,46 @@ function checkShortString(value: string, what: string): void {
   }
 }
 
+/**
+ * Refuses a geo coordinate header no filter could ever match: a stream's geo filters read
+ * `x-geo-lat` / `x-geo-lon` as numbers of degrees.
+ */
+function checkCoordinate(headers: FieldTable, header: string, limit: number): void {
+  const value = headers[header];
+  if (value === undefined || value === null) return;
+  const n = typeof value === 'bigint' ? Number(value) : value;
+  if (typeof n !== 'number' || !(n >= -limit && n <= limit)) {
+    throw new PreconditionFailedError(
+      `invalid header '${header}': must be a number of degrees in -${limit}..${limit}, got ${describe(value)}`,
+    );
+  }
+}
+
+function describe(value: FieldValue): string {
+  return typeof value === 'string' ? `'${value.slice(0, 40)}'` : String(value);
+}
+
+/** Bytes a string takes encoded: exact past 85 UTF-16 units, its length (a lower bound) below. */
+function stringBytes(value: string): number {
+  return value.length > 85 ? Buffer.byteLength(value) : value.length;
+}
+
+/** Adds `bytes` to the header size and refuses the table once it passes the limit. */
+function count(size: Size, bytes: number, limits: MessageLimits): void {
+  size.headerBytes += bytes;
+  if (size.headerBytes > limits.maxHeaderBytes) {
+    throw new ContentTooLargeError(
+      `message headers are larger than max size ${limits.maxHeaderBytes}`,
+    );
+  }
+}
+
 function copyTable(
   table: FieldTable,
   limits: MessageLimits,
   depth: number,
   path: string,
+  size: Size,
 ): FieldTable {
   if (typeof table !== 'object' || table === null || Array.isArray(table)) {
     throw new PreconditionFailedError(`invalid ${path}: must be a table (plain object)`);
@@ -288,12 +364,18 @@ function copyTable(
     const value = table[key];
     if (value === undefined) continue;
     if (key.length > 85) checkShortString(key, `header name '${key.slice(0, 32)}…'`);
+    // A name, a type tag and the value: the size is counted as the table is walked, so a huge
+    // table is refused after at most the limit's worth of work.
+    count(size, key.length + 2, limits);
     // Scalars, the common case, inline; the path string is only built for nested values.
     const type = typeof value;
-    out[key] =
-      type === 'string' || type === 'number' || type === 'boolean'
-        ? value
-        : copyValue(value, limits, depth, `${path}.${key}`);
+    if (type === 'string') {
+      count(size, stringBytes(value as string), limits);
+      out[key] = value;
+    } else if (type === 'number' || type === 'boolean') {
+      count(size, 8, limits);
+      out[key] = value;
+    } else out[key] = copyValue(value, limits, depth, `${path}.${key}`, size);
   }
   return out;
 }
@@ -303,12 +385,16 @@ function copyValue(
   limits: MessageLimits,
   depth: number,
   path: string,
+  size: Size,
 ): FieldValue {
   switch (typeof value) {
     case 'string':
+      count(size, stringBytes(value), limits);
+      return value;
     case 'number':
     case 'boolean':
     case 'bigint':
+      count(size, 8, limits);
       return value;
     case 'object':
       if (value === null) return null;
@@ -321,14 +407,23 @@ function copyValue(
         if (Number.isNaN(value.getTime())) {
           throw new PreconditionFailedError(`invalid ${path}: invalid Date`);
         }
+        count(size, 8, limits);
         return new Date(value.getTime());
       }
-      if (value instanceof Uint8Array) return value.slice();
+      if (value instanceof Uint8Array) {
+        count(size, value.length + 4, limits);
+        return value.slice();
+      }
       if (Array.isArray(value)) {
-        return value.map(
-          (item: FieldValue, i: number): FieldValue =>
-            copyValue(item === undefined ? null : item, limits, depth + 1, `${path}[${i}]`),
-        );
+        const items: FieldValue[] = [];
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i] as FieldValue;
+          count(size, 1, limits);
+          items.push(
+            copyValue(item === undefined ? null : item, limits, depth + 1, `${path}[${i}]`, size),
+          );
+        }
+        return items;
       }
       if (
         Object.getPrototypeOf(value) !== Object.prototype &&
@@ -338,7 +433,7 @@ function copyValue(
           `invalid ${path}: a ${value.constructor?.name ?? 'class instance'} cannot be stored in a header`,
         );
       }
-      return copyTable(value as FieldTable, limits, depth + 1, path);
+      return copyTable(value as FieldTable, limits, depth + 1, path, size);
     default:
       throw new PreconditionFailedError(
         `invalid ${path}: a ${typeof value} cannot be stored in a header`,

@@ -106,18 +106,89 @@ describe('publishing a message', () => {
     );
   });
 
-  test('a body over the limit is refused with 311', () => {
-    const attempt = () =>
-      normalizeMessage(new Uint8Array(11), undefined, '', 'q', {
-        maxBodyBytes: 10,
-        maxHeaderDepth: 32,
-      });
-    expect(attempt).toThrow(ContentTooLargeError);
-    expect(attempt).toThrow('CONTENT_TOO_LARGE - message body of 11 bytes exceeds the limit of 10');
+  const limits = { maxMessageBytes: 100, maxHeaderBytes: 60, maxHeaderDepth: 32 };
+
+  test('a message over the limit is refused with 311, its headers counted with its body', () => {
+    const attempt = (body: Uint8Array, headers?: Record<string, string>) => () =>
+      normalizeMessage(body, headers && { headers }, '', 'q', limits);
+    expect(attempt(new Uint8Array(101))).toThrow(
+      new ContentTooLargeError('message size 101 is larger than max size 100'),
+    );
+    expect(attempt(new Uint8Array(100))).not.toThrow();
+    // 'h' takes 1 + 2 bytes of name and tag, 'v' 1: the same body with it is 4 bytes over.
+    expect(attempt(new Uint8Array(100), { h: 'v' })).toThrow(
+      new ContentTooLargeError('message size 104 is larger than max size 100'),
+    );
   });
 
-  test('a function body is a programmer error', () => {
-    expect(() => normalizeMessage((() => 1) as never, undefined, '', 'q')).toThrow(TypeError);
+  test('headers over their limit are refused with 311 after at most the limit of work', () => {
+    const huge = new Proxy({} as Record<string, string>, {
+      ownKeys: () => Array.from({ length: 1_000_000 }, (_, i) => `h${i}`),
+      getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true }),
+    });
+    let reads = 0;
+    const counted = new Proxy(huge, {
+      get: () => {
+        reads++;
+        return 'value';
+      },
+    });
+    expect(() => normalizeMessage('', { headers: counted }, '', 'q', limits)).toThrow(
+      new ContentTooLargeError('message headers are larger than max size 60'),
+    );
+    expect(reads).toBeLessThan(10);
+    const nested = { a: { b: ['x'.repeat(30), 'y'.repeat(30)] } };
+    expect(() => normalizeMessage('', { headers: nested }, '', 'q', limits)).toThrow(
+      ContentTooLargeError,
+    );
+  });
+
+  test('a body JSON cannot carry as it is, is a TypeError', () => {
+    class Point {
+      x = 1;
+    }
+    const refused: [unknown, string][] = [
+      [() => 1, 'function'],
+      [Symbol('s'), 'symbol'],
+      [10n, 'bigint'],
+      [new Map([['a', 1]]), 'Map'],
+      [new Set([1]), 'Set'],
+      [new WeakMap(), 'WeakMap'],
+      [new Point(), 'Point'],
+      [Promise.resolve(1), 'Promise'],
+    ];
+    for (const [body, what] of refused) {
+      expect(() => normalizeMessage(body as never, undefined, '', 'q')).toThrow(
+        new TypeError(
+          `a ${what} cannot be published as a body: pass bytes, a string, or a JSON value`,
+        ),
+      );
+    }
+    // Plain JSON values, and objects that say how they render, are JSON bodies.
+    for (const body of [0, false, [1, { a: 2 }], Object.create(null), new Date(0), { a: 1 }]) {
+      expect(normalizeMessage(body as never, undefined, '', 'q').properties.contentType).toBe(
+        'application/json',
+      );
+    }
+  });
+
+  test('geo coordinate headers no filter could match are refused', () => {
+    const publish = (headers: Record<string, unknown>) => () =>
+      normalizeMessage('', { headers: headers as never }, '', 'q');
+    expect(publish({ 'x-geo-lat': 200 })).toThrow(
+      new PreconditionFailedError(
+        "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 200",
+      ),
+    );
+    expect(publish({ 'x-geo-lat': 'north' })).toThrow(
+      "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 'north'",
+    );
+    expect(publish({ 'x-geo-lon': -180.5 })).toThrow(
+      "invalid header 'x-geo-lon': must be a number of degrees in -180..180, got -180.5",
+    );
+    expect(publish({ 'x-geo-lon': Number.NaN })).toThrow(PreconditionFailedError);
+    expect(publish({ 'x-geo-lat': 90, 'x-geo-lon': -180 })).not.toThrow();
+    expect(publish({ 'x-geo-lat': 45n, 'x-geo-lon': null })).not.toThrow();
   });
 
   test('header values of every field type survive', () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MqliteError } from '../../../src/errors.js';
+import { MqliteError, PreconditionFailedError } from '../../../src/errors.js';
 import { haversineKm } from '../../../src/filters/index.js';
 import type { Message } from '../../../src/message/message.js';
 import type { FieldTable } from '../../../src/message/types.js';
@@ -249,15 +249,21 @@ describe.each(STORAGE_KINDS)('filtered stream delivery on %s storage', (kind) =>
     };
 
     it.each(Object.keys(filters) as (keyof typeof filters)[])(
-      '%s: delivers the points inside; missing or invalid coordinates stop nothing',
+      '%s: delivers the points inside; missing coordinates stop nothing, invalid ones are refused',
       async (shape) => {
         const publishAll = async () => {
           await stream.publish('no-coordinates');
           await stream.publish('no-lon', { headers: { 'x-geo-lat': 59.33 } });
-          await stream.publish('text', at('59.33', '18.06'));
-          await stream.publish('lat-95', at(95, 18.06));
-          await stream.publish('lon-200', at(59.33, 200));
-          await stream.publish('nan', at(Number.NaN, 18.06));
+          for (const [lat, lon] of [
+            ['59.33', '18.06'],
+            [95, 18.06],
+            [59.33, 200],
+            [Number.NaN, 18.06],
+          ] as const) {
+            await expect(stream.publish('invalid', at(lat, lon))).rejects.toThrow(
+              PreconditionFailedError,
+            );
+          }
           await stream.publish('paris', at(48.85, 2.35));
           await stream.publish('stockholm', at(59.33, 18.06));
           await stream.publish('bigint', at(59n, 18n));
