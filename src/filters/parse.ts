@@ -18,6 +18,10 @@ type Table = Readonly<Record<string, unknown>>;
 
 // Guards against self-referencing argument arrays.
 const MAX_DEPTH = 32;
+/** Most vertices of a `geo-polygon`: a message is tested against every edge. */
+export const MAX_POLYGON_POINTS = 10_000;
+/** Most filters (values, header pairs, shapes) one consumer may hold. */
+export const MAX_FILTERS = 10_000;
 
 function fail(detail: string): never {
   throw new PreconditionFailedError(detail);
@@ -99,6 +103,9 @@ function parsePolygon(value: unknown): GeoFilter {
   const key = 'geo-polygon';
   const raw = geoTable(key, value).points;
   if (!Array.isArray(raw)) fail(`${key}: points must be an array of [lat, lon] pairs`);
+  if (raw.length > MAX_POLYGON_POINTS + 1) {
+    fail(`${key}: points must hold at most ${MAX_POLYGON_POINTS} points, got ${raw.length}`);
+  }
   const points = raw.map((p: unknown, i): readonly [number, number] => {
     const lat: unknown = Array.isArray(p) ? p[0] : undefined;
     const lon: unknown = Array.isArray(p) ? p[1] : undefined;
@@ -127,35 +134,41 @@ function parsePolygon(value: unknown): GeoFilter {
   return { kind: 'polygon', points };
 }
 
+function add(out: FilterNode[], node: FilterNode): void {
+  if (out.length >= MAX_FILTERS) fail(`${FILTER_ARG} must hold at most ${MAX_FILTERS} filters`);
+  out.push(node);
+}
+
 function parseTableEntry(key: string, value: unknown, out: FilterNode[], depth: number): void {
   switch (key) {
     case FILTER_ARG:
       collect(value, out, depth + 1);
       return;
     case 'geo-within-radius':
-      out.push(parseRadius(value));
+      add(out, parseRadius(value));
       return;
     case 'geo-bbox':
-      out.push(parseBbox(value));
+      add(out, parseBbox(value));
       return;
     case 'geo-polygon':
-      out.push(parsePolygon(value));
+      add(out, parsePolygon(value));
       return;
     default: {
       const rendered = renderScalar(value);
       if (rendered === undefined) {
         fail(`${FILTER_ARG}: the value of '${key}' must be a string, number, bigint or boolean`);
       }
-      out.push({ kind: 'header', key, value: rendered });
+      add(out, { kind: 'header', key, value: rendered });
     }
   }
 }
 
 function collect(value: unknown, out: FilterNode[], depth: number): void {
+  // Nothing, inside a list; alone it is an empty filter, refused by the caller.
   if (value === undefined || value === null) return;
   if (depth > MAX_DEPTH) fail(`${FILTER_ARG} is nested too deeply`);
   if (typeof value === 'string') {
-    for (const piece of splitList(value)) out.push({ kind: 'value', value: piece });
+    for (const piece of splitList(value)) add(out, { kind: 'value', value: piece });
   } else if (Array.isArray(value)) {
     for (const item of value) collect(item, out, depth + 1);
   } else if (isTable(value)) {
@@ -167,8 +180,9 @@ function collect(value: unknown, out: FilterNode[], depth: number): void {
 
 /**
  * Parses a consumer's filter arguments (`x-stream-filter`, `x-filter-match-type`,
- * `x-stream-match-unfiltered`). Returns `undefined` when there is no filter (no `x-stream-filter`,
- * or an empty string, table or array): such a consumer receives every message.
+ * `x-stream-match-unfiltered`). Returns `undefined` when there is no `x-stream-filter`: such a
+ * consumer receives every message. One that filters nothing (`''`, `[]`, `{}`, `null`) is
+ * refused, as it would receive every message too.
  *
  * @throws PreconditionFailedError (406) naming the invalid key.
  */
@@ -178,7 +192,10 @@ export function parseFilterArgs(
   if (args === undefined) return undefined;
   const matchType = parseMatchType(args[MATCH_TYPE_ARG]);
   const matchUnfiltered = parseMatchUnfiltered(args[MATCH_UNFILTERED_ARG]);
+  const filter = args[FILTER_ARG];
+  if (filter === undefined) return undefined;
   const filters: FilterNode[] = [];
-  collect(args[FILTER_ARG], filters, 0);
-  return filters.length === 0 ? undefined : { filters, matchType, matchUnfiltered };
+  collect(filter, filters, 0);
+  if (filters.length === 0) fail(`${FILTER_ARG} must hold at least one filter`);
+  return { filters, matchType, matchUnfiltered };
 }

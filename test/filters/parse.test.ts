@@ -18,13 +18,40 @@ const filterOf = (f: unknown, extra: Record<string, unknown> = {}) =>
   parseFilterArgs({ 'x-stream-filter': f, ...extra });
 
 describe('consumer filter arguments', () => {
-  it('means no filter when x-stream-filter is absent, null, or empty', () => {
+  it('means no filter when x-stream-filter is absent', () => {
     expect(parseStreamFilter(undefined)).toBeUndefined();
     expect(parseStreamFilter({})).toBeUndefined();
     expect(parseStreamFilter({ 'x-stream-offset': 'first' })).toBeUndefined();
-    for (const empty of [null, '', ' , ,', {}, [], [[], {}], { 'x-stream-filter': '' }]) {
-      expect(filterOf(empty)).toBeUndefined();
+    expect(parseStreamFilter({ 'x-stream-filter': undefined })).toBeUndefined();
+  });
+
+  it('refuses a filter that filters nothing, as it would pass every message', () => {
+    for (const empty of [null, '', ' , ,', {}, [], [[], {}], [null], { 'x-stream-filter': '' }]) {
+      refused({ 'x-stream-filter': empty }, 'x-stream-filter must hold at least one filter');
     }
+  });
+
+  it('bounds the work a filter can ask for', () => {
+    const ring = (n: number) =>
+      Array.from({ length: n }, (_, i) => [
+        10 * Math.sin((2 * Math.PI * i) / n),
+        10 * Math.cos((2 * Math.PI * i) / n),
+      ]);
+    expect(filterOf({ 'geo-polygon': { points: ring(10_000) } })?.filters).toHaveLength(1);
+    refused(
+      { 'x-stream-filter': { 'geo-polygon': { points: ring(10_002) } } },
+      'geo-polygon: points must hold at most 10000 points, got 10002',
+    );
+    const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+    expect(filterOf(values(10_000))?.filters).toHaveLength(10_000);
+    refused(
+      { 'x-stream-filter': values(10_001).join(',') },
+      'x-stream-filter must hold at most 10000 filters',
+    );
+    refused(
+      { 'x-stream-filter': [values(5_000), Object.fromEntries(values(5_001).map((v) => [v, 1]))] },
+      'x-stream-filter must hold at most 10000 filters',
+    );
   });
 
   it('splits a string into trimmed values, one filter per piece', () => {
