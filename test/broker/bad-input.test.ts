@@ -39,11 +39,11 @@ describe('bad arguments', () => {
       ],
       [
         { 'x-queue-type': 'stream', 'x-max-age': '7d' },
-        'PRECONDITION_FAILED - x-max-age format invalid',
+        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '7d'",
       ],
       [
         { 'x-queue-type': 'stream', 'x-max-age': 3600 },
-        'PRECONDITION_FAILED - x-max-age must be a string',
+        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got a number",
       ],
       ...(
         [

@@ -32,6 +32,7 @@ import {
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
+import { assertOpenOptions } from '../open-options.js';
 import { releaseQueueStorage } from '../release-storage.js';
 import {
   type DeadLetterRouter,
@@ -152,10 +153,14 @@ export function classicInit(
 }
 
 /** Checks the common options of a classic queue's `open()` and parses its arguments. */
-export function checkClassicOptions(options: ClassicQueueOptions, kind: string): ClassicArguments {
+export function checkClassicOptions(
+  options: ClassicQueueOptions,
+  kind: 'Queue' | 'PriorityQueue' | 'LastValueQueue',
+): ClassicArguments {
   if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
     throw new TypeError(`${kind}.open() needs options with a name`);
   }
+  assertOpenOptions(options, kind);
   if (
     options.arguments !== undefined &&
     (typeof options.arguments !== 'object' || options.arguments === null)

@@ -12,6 +12,7 @@ import {
   classicInit,
   openClassicNamespace,
 } from '../classic/classic-queue.js';
+import { assertOpenOptions } from '../open-options.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from './arguments.js';
 import { type BrowseCallback, type Browser, BrowserSet } from './browse.js';
 import { ConflatingStore, LVQ_LOG } from './conflating-store.js';
@@ -96,6 +97,7 @@ export class LastValueQueue extends ClassicQueue {
     if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
       throw new TypeError('LastValueQueue.open() needs options with a name');
     }
+    assertOpenOptions(options, 'LastValueQueue');
     const args = options.arguments ?? {};
     if (typeof args !== 'object' || args === null) {
       throw new TypeError('queue arguments must be an object');

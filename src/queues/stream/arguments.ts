@@ -1,4 +1,4 @@
-import { PreconditionFailedError } from '../../errors.js';
+import { invalidArg, PreconditionFailedError } from '../../errors.js';
 
 /** Default segment size of a stream: 8 MiB, as LavinMQ. */
 export const DEFAULT_STREAM_SEGMENT_BYTES = 8 * 1024 * 1024;
@@ -34,6 +34,8 @@ export interface StreamArguments {
 
 /** How a stream is declared: the AMQP queue flags and the arguments table. */
 export interface StreamDeclaration {
+  /** The stream's name, for error messages. */
+  readonly name?: string;
   /** Streams are always durable; `false` is refused. */
   readonly durable?: boolean;
   /** Streams cannot be exclusive; `true` is refused. */
@@ -81,7 +83,8 @@ export function parseStreamArguments(declaration: StreamDeclaration = {}): Strea
     throw new PreconditionFailedError(`x-queue-type must be 'stream' for a stream, got '${type}'`);
   }
 
-  const maxAge = args['x-max-age'] === undefined ? undefined : parseMaxAge(args['x-max-age']);
+  const maxAge =
+    args['x-max-age'] === undefined ? undefined : parseMaxAge(args['x-max-age'], declaration.name);
   const maxLength = optionalCount(args, 'x-max-length', 0);
   const maxLengthBytes = optionalCount(args, 'x-max-length-bytes', 0);
   const segmentBytes =
@@ -117,13 +120,20 @@ export function streamArgumentsDiff(a: StreamArguments, b: StreamArguments): str
   return undefined;
 }
 
-/** Parses an `x-max-age` value such as `'7D'` or `'12h'`. */
-export function parseMaxAge(value: unknown): MaxAge {
-  if (typeof value !== 'string') throw new PreconditionFailedError('x-max-age must be a string');
-  const match = MAX_AGE.exec(value);
-  if (!match) throw new PreconditionFailedError('x-max-age format invalid');
-  const amount = Number(match[1]);
-  if (!Number.isSafeInteger(amount)) throw new PreconditionFailedError('x-max-age format invalid');
+/**
+ * Parses an `x-max-age` value such as `'7D'` or `'12h'`.
+ * @param queue the stream's name, for the error message.
+ */
+export function parseMaxAge(value: unknown, queue?: string): MaxAge {
+  const match = typeof value === 'string' ? MAX_AGE.exec(value) : null;
+  const amount = Number(match?.[1]);
+  if (!match || !Number.isSafeInteger(amount)) {
+    const got = typeof value === 'string' ? `'${value.slice(0, 40)}'` : `a ${typeof value}`;
+    const why = `must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got ${got}`;
+    throw queue === undefined
+      ? new PreconditionFailedError(`invalid arg 'x-max-age': ${why}`)
+      : invalidArg('x-max-age', queue, why);
+  }
   return { amount, unit: match[2] as MaxAgeUnit };
 }
 

@@ -17,6 +17,7 @@ import {
   type SubscribeParams,
   type Subscription,
 } from '../consumer.js';
+import { assertOpenOptions } from '../open-options.js';
 import { releaseQueueStorage } from '../release-storage.js';
 import {
   parseStreamArguments,
@@ -182,6 +183,7 @@ export class StreamQueue implements AsyncDisposable {
    */
   static async open(options: StreamQueueOptions): Promise<StreamQueue> {
     if (typeof options?.name !== 'string') throw new TypeError('StreamQueue.open() needs a name');
+    assertOpenOptions(options, 'StreamQueue');
     const name = options.name;
     const declared = parseStreamArguments(options);
     const ownsStorage = options.storage === undefined;

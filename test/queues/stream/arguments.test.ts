@@ -54,13 +54,16 @@ describe('stream declaration', () => {
 
   it.each(['7d', '1.5h', '-1h', 'h', '', '7 D', '7DD', 'D7'])('refuses x-max-age %j', (age) => {
     refused(
-      () => parseStreamArguments({ arguments: { 'x-max-age': age } }),
-      'x-max-age format invalid',
+      () => parseStreamArguments({ name: 'events', arguments: { 'x-max-age': age } }),
+      `invalid arg 'x-max-age' for queue 'events': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '${age}'`,
     );
   });
 
   it('refuses a numeric x-max-age', () => {
-    refused(() => parseMaxAge(3600), 'x-max-age must be a string');
+    refused(
+      () => parseMaxAge(3600),
+      "invalid arg 'x-max-age': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got a number",
+    );
   });
 
   it('takes x-max-length and x-max-length-bytes as integers >= 0', () => {
@@ -134,7 +137,7 @@ describe.each(STORAGE_KINDS)('StreamQueue.open on %s storage', (kind) => {
       'A stream cannot be exclusive',
     );
     await expect(openStream(storage, { arguments: { 'x-max-age': '7d' } })).rejects.toThrow(
-      'x-max-age format invalid',
+      /invalid arg 'x-max-age' for queue '.*': must be a string of a whole number and a unit/,
     );
     expect(await storage.storage.listNamespaces()).toEqual([]);
   });
