@@ -45,6 +45,7 @@ import {
 } from './errors.js';
 import { Exchanges } from './exchanges/registry.js';
 import type { ExchangeDeclareOptions, ExchangeInfo } from './exchanges/types.js';
+import { checkGeoHeaders } from './filters/index.js';
 import { normalizeMessage } from './message/normalize.js';
 import type { FieldTable, PublishBody } from './message/types.js';
 import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
@@ -587,6 +588,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
       }
       const message = normalizeMessage(body, options, exchange, routingKey);
+      checkGeoHeaders(message.properties.headers);
       const targets = exchanges.route(exchange, routingKey, message.properties.headers);
       if (targets.size === 0) {
         if (options?.mandatory === true) {

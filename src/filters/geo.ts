@@ -5,6 +5,7 @@
  */
 import booleanPointInPolygon from '@turf/boolean-point-in-polygon';
 import type { Polygon } from 'geojson';
+import { PreconditionFailedError } from '../errors.js';
 import {
   type BboxFilter,
   GEO_LAT_HEADER,
@@ -57,6 +58,26 @@ export function toCoordinate(value: unknown, limit: number): number {
   const n =
     typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : Number.NaN;
   return n >= -limit && n <= limit ? n : Number.NaN;
+}
+
+/**
+ * Refuses geo coordinate headers no filter could ever match: a publish checks them, as filters
+ * read `x-geo-lat` / `x-geo-lon` as numbers of degrees (a `bigint` too).
+ * @throws PreconditionFailedError (406) naming the header.
+ */
+export function checkGeoHeaders(headers: Headers | undefined): void {
+  if (headers === undefined) return;
+  checkCoordinate(headers, GEO_LAT_HEADER, 90);
+  checkCoordinate(headers, GEO_LON_HEADER, 180);
+}
+
+function checkCoordinate(headers: Headers, header: string, limit: number): void {
+  const value = headers[header];
+  if (value === undefined || value === null || !Number.isNaN(toCoordinate(value, limit))) return;
+  const got = typeof value === 'string' ? `'${value.slice(0, 40)}'` : String(value);
+  throw new PreconditionFailedError(
+    `invalid header '${header}': must be a number of degrees in -${limit}..${limit}, got ${got}`,
+  );
 }
 
 /** The message latitude from `x-geo-lat`, or `NaN` when missing or invalid. */

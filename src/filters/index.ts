@@ -10,7 +10,14 @@ export {
   type ValueGate,
 } from './compile.js';
 export { filterValueKey, filterValues, renderScalar } from './filter-values.js';
-export { EARTH_RADIUS_KM, haversineKm, headerLat, headerLon, radiusBoxes } from './geo.js';
+export {
+  checkGeoHeaders,
+  EARTH_RADIUS_KM,
+  haversineKm,
+  headerLat,
+  headerLon,
+  radiusBoxes,
+} from './geo.js';
 export { GeoIndex } from './geo-index.js';
 export { parseFilterArgs } from './parse.js';
 export {

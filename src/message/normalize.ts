@@ -1,5 +1,4 @@
 import { ContentTooLargeError, PreconditionFailedError } from '../errors.js';
-import { GEO_LAT_HEADER, GEO_LON_HEADER } from '../filters/types.js';
 import { copyInto } from '../storage/bytes.js';
 import type {
   FieldTable,
@@ -233,8 +232,6 @@ function normalizeProperties(
         continue;
       case 'headers':
         out.headers = copyTable(value as FieldTable, limits, 1, 'headers', size);
-        checkCoordinate(out.headers, GEO_LAT_HEADER, 90);
-        checkCoordinate(out.headers, GEO_LON_HEADER, 180);
         break;
       case 'priority':
         if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 255) {
@@ -311,25 +308,6 @@ function checkShortString(value: string, what: string): void {
   if (value.length > 85 && Buffer.byteLength(value) > 255) {
     throw new PreconditionFailedError(`${what} is longer than 255 bytes`);
   }
-}
-
-/**
- * Refuses a geo coordinate header no filter could ever match: a stream's geo filters read
- * `x-geo-lat` / `x-geo-lon` as numbers of degrees.
- */
-function checkCoordinate(headers: FieldTable, header: string, limit: number): void {
-  const value = headers[header];
-  if (value === undefined || value === null) return;
-  const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !(n >= -limit && n <= limit)) {
-    throw new PreconditionFailedError(
-      `invalid header '${header}': must be a number of degrees in -${limit}..${limit}, got ${describe(value)}`,
-    );
-  }
-}
-
-function describe(value: FieldValue): string {
-  return typeof value === 'string' ? `'${value.slice(0, 40)}'` : String(value);
 }
 
 /** Bytes a string takes encoded: exact past 85 UTF-16 units, its length (a lower bound) below. */

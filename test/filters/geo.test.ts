@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { haversineKm, parseStreamFilter, radiusBoxes } from '../../src/filters/index.js';
+import { Broker } from '../../src/broker.js';
+import { PreconditionFailedError } from '../../src/errors.js';
+import {
+  checkGeoHeaders,
+  haversineKm,
+  parseStreamFilter,
+  radiusBoxes,
+} from '../../src/filters/index.js';
 import { referenceHaversineKm } from './reference-filter.js';
 
 const at = (lat: number, lon: number) => ({ 'x-geo-lat': lat, 'x-geo-lon': lon });
@@ -177,5 +184,38 @@ describe('polygon filters', () => {
     expect(c.matches(at(5, 1))).toBe(true);
     expect(c.matches(at(5, 6))).toBe(false);
     expect(c.matches(at(1, 6))).toBe(true);
+  });
+
+  it('refuses geo coordinate headers no filter could match', () => {
+    const publish = (headers: Record<string, unknown>) => () => checkGeoHeaders(headers);
+    expect(publish({ 'x-geo-lat': 200 })).toThrow(
+      new PreconditionFailedError(
+        "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 200",
+      ),
+    );
+    expect(publish({ 'x-geo-lat': 'north' })).toThrow(
+      "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 'north'",
+    );
+    expect(publish({ 'x-geo-lon': -180.5 })).toThrow(
+      "invalid header 'x-geo-lon': must be a number of degrees in -180..180, got -180.5",
+    );
+    expect(publish({ 'x-geo-lon': Number.NaN })).toThrow(PreconditionFailedError);
+    expect(publish({ 'x-geo-lat': 90, 'x-geo-lon': -180 })).not.toThrow();
+    expect(publish({ 'x-geo-lat': 45n, 'x-geo-lon': null })).not.toThrow();
+    expect(() => checkGeoHeaders(undefined)).not.toThrow();
+  });
+
+  it('is checked by every publish: a queue, a stream and an exchange refuse such headers', async () => {
+    await using broker = await Broker.open();
+    const q = await broker.queue('q');
+    const s = await broker.queue('s', { type: 'stream' });
+    const headers = { 'x-geo-lat': 'north' };
+    await expect(q.publish('m', { headers })).rejects.toThrow(PreconditionFailedError);
+    await expect(s.publish('m', { headers })).rejects.toThrow(PreconditionFailedError);
+    const fanout = await broker.exchange('amq.fanout', 'fanout');
+    await expect(fanout.publish('m', { headers })).rejects.toThrow(
+      PreconditionFailedError,
+    );
+    expect(q.messageCount).toBe(0);
   });
 });

@@ -172,25 +172,6 @@ describe('publishing a message', () => {
     }
   });
 
-  test('geo coordinate headers no filter could match are refused', () => {
-    const publish = (headers: Record<string, unknown>) => () =>
-      normalizeMessage('', { headers: headers as never }, '', 'q');
-    expect(publish({ 'x-geo-lat': 200 })).toThrow(
-      new PreconditionFailedError(
-        "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 200",
-      ),
-    );
-    expect(publish({ 'x-geo-lat': 'north' })).toThrow(
-      "invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 'north'",
-    );
-    expect(publish({ 'x-geo-lon': -180.5 })).toThrow(
-      "invalid header 'x-geo-lon': must be a number of degrees in -180..180, got -180.5",
-    );
-    expect(publish({ 'x-geo-lon': Number.NaN })).toThrow(PreconditionFailedError);
-    expect(publish({ 'x-geo-lat': 90, 'x-geo-lon': -180 })).not.toThrow();
-    expect(publish({ 'x-geo-lat': 45n, 'x-geo-lon': null })).not.toThrow();
-  });
-
   test('header values of every field type survive', () => {
     const when = new Date(1_700_000_000_000);
     const m = normalizeMessage(

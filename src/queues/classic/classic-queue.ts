@@ -6,6 +6,7 @@
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
  * business; this class never looks inside it.
  */
+
 import { type Clock, systemClock, type TimerHandle } from '../../clock.js';
 import {
   AbortedError,
@@ -16,6 +17,7 @@ import {
   QueueFullError,
   TimeoutError,
 } from '../../errors.js';
+import { checkGeoHeaders } from '../../filters/index.js';
 import type { Message } from '../../message/message.js';
 import { normalizeMessage, ownBody } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
@@ -289,10 +291,9 @@ export class ClassicQueue implements AsyncDisposable {
       // body; the few paths that keep the message after all take their own (`ownBody`).
       const borrow = !this.store.retainsMessages;
       const ownership = borrow ? 'borrow' : 'copy';
-      return this.#accept(
-        normalizeMessage(body, properties, '', this.name, undefined, ownership),
-        borrow,
-      );
+      const message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
+      checkGeoHeaders(message.properties.headers);
+      return this.#accept(message, borrow);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -5,7 +5,7 @@ import {
   NotImplementedError,
   PreconditionFailedError,
 } from '../../errors.js';
-import { GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
+import { checkGeoHeaders, GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
 import { messageViewCodec } from '../../message/codec.js';
 import { normalizeMessage } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
@@ -257,6 +257,7 @@ export class StreamQueue implements AsyncDisposable {
       // copy of its own unless indexed consumers are handed the message itself after this tick.
       const ownership = this.#keepsNothing && this.#indexed === 0 ? 'borrow' : 'copy';
       message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
+      checkGeoHeaders(message.properties.headers);
     } catch (error) {
       return Promise.reject(error);
     }
