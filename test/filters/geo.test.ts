@@ -213,9 +213,7 @@ describe('polygon filters', () => {
     await expect(q.publish('m', { headers })).rejects.toThrow(PreconditionFailedError);
     await expect(s.publish('m', { headers })).rejects.toThrow(PreconditionFailedError);
     const fanout = await broker.exchange('amq.fanout', 'fanout');
-    await expect(fanout.publish('m', { headers })).rejects.toThrow(
-      PreconditionFailedError,
-    );
+    await expect(fanout.publish('m', { headers })).rejects.toThrow(PreconditionFailedError);
     expect(q.messageCount).toBe(0);
   });
 });
