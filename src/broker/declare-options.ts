@@ -18,6 +18,7 @@ import { describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import type { OverflowMode } from '../queues/arguments.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from '../queues/lvq/arguments.js';
+import { emptyTable, isPlainTable } from '../table.js';
 
 /** The queue kinds the broker makes. */
 export type QueueKind = 'classic' | 'priority' | 'lvq' | 'stream';
@@ -158,8 +159,8 @@ function mergeArguments(o: QueueDeclareOptions): Readonly<FieldTable> {
   ) {
     throw new TypeError('option arguments must be a plain object (an AMQP table)');
   }
-  // No prototype: an argument named '__proto__' is stored, compared and persisted as itself.
-  const args: FieldTable = Object.create(null);
+  // No inherited keys: an argument named '__proto__' is stored, compared and persisted as itself.
+  const args: FieldTable = emptyTable();
   for (const [key, value] of Object.entries(given ?? {})) {
     if (value === undefined) continue;
     checkFieldValue(value, `arguments['${key}']`);
@@ -229,8 +230,7 @@ function checkFieldValue(value: unknown, path: string): void {
         for (const [i, item] of value.entries()) checkFieldValue(item, `${path}[${i}]`);
         return;
       }
-      const proto = Object.getPrototypeOf(value);
-      if (proto === Object.prototype || proto === null) {
+      if (isPlainTable(value)) {
         for (const [k, v] of Object.entries(value)) checkFieldValue(v, `${path}.${k}`);
         return;
       }

@@ -8,6 +8,7 @@ import { CorruptionError } from '../errors.js';
 import { fromJsonTable, toJsonTable } from '../exchanges/field-values.js';
 import type { ExchangeRecord, ExchangesSnapshot } from '../exchanges/registry.js';
 import type { JsonValue, MetaStore } from '../storage/types.js';
+import { emptyTable } from '../table.js';
 import { type Declaration, resolveDeclaration } from './declare-options.js';
 
 /**
@@ -63,7 +64,7 @@ export class BrokerRegistry {
 
   /** Every stored exchange, as `Exchanges.fromJSON` takes them. */
   loadExchanges(): ExchangesSnapshot {
-    const out: Record<string, ExchangeRecord> = Object.create(null);
+    const out: Record<string, ExchangeRecord> = emptyTable();
     for (const [key, value] of this.#meta.entries(EXCHANGE_PREFIX)) {
       const name = key.slice(EXCHANGE_PREFIX.length);
       out[name] = checkExchangeRecord(name, value);

@@ -5,6 +5,7 @@
 
 import type { FieldTable, FieldValue } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
+import { emptyTable } from '../table.js';
 
 const encoder = new TextEncoder();
 
@@ -142,7 +143,7 @@ export function toJsonField(v: FieldValue, sortKeys = false): JsonValue {
 export function toJsonTable(t: Readonly<FieldTable>, sortKeys = false): Record<string, JsonValue> {
   const keys = definedKeys(t);
   if (sortKeys) keys.sort();
-  const out: Record<string, JsonValue> = Object.create(null);
+  const out: Record<string, JsonValue> = emptyTable();
   for (const k of keys) out[k] = toJsonField(t[k], sortKeys);
   return out;
 }
@@ -183,7 +184,7 @@ export function fromJsonField(j: JsonValue): FieldValue {
 
 /** Reverses `toJsonTable`. */
 export function fromJsonTable(j: { readonly [key: string]: JsonValue }): FieldTable {
-  const out: FieldTable = Object.create(null);
+  const out: FieldTable = emptyTable();
   for (const [k, v] of Object.entries(j)) out[k] = fromJsonField(v);
   return out;
 }

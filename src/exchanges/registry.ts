@@ -6,6 +6,7 @@ import {
 } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
+import { emptyTable } from '../table.js';
 import { DirectRouter } from './direct.js';
 import { FanoutRouter } from './fanout.js';
 import {
@@ -358,7 +359,7 @@ export class Exchanges {
 
   /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */
   toJSON(): ExchangesSnapshot {
-    const out: Record<string, ExchangeRecord> = Object.create(null);
+    const out: Record<string, ExchangeRecord> = emptyTable();
     for (const name of this.#exchanges.keys()) {
       const record = this.exchangeToJSON(name);
       if (record) out[name] = record;

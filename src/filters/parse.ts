@@ -3,6 +3,7 @@
  * is a 406 `PreconditionFailedError` naming the key, and parsing has no side effects.
  */
 import { PreconditionFailedError } from '../errors.js';
+import { isPlainTable } from '../table.js';
 import { renderScalar, splitList } from './filter-values.js';
 import {
   FILTER_ARG,
@@ -25,13 +26,6 @@ export const MAX_FILTERS = 10_000;
 
 function fail(detail: string): never {
   throw new PreconditionFailedError(detail);
-}
-
-/** A plain object: what an AMQP field table is in JavaScript. */
-function isTable(value: unknown): value is Table {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function parseMatchType(value: unknown): MatchType {
@@ -71,7 +65,7 @@ function lonField(table: Table, key: string, field: string): number {
 }
 
 function geoTable(key: string, value: unknown): Table {
-  if (!isTable(value)) fail(`${key} must be a table`);
+  if (!isPlainTable(value)) fail(`${key} must be a table`);
   return value;
 }
 
@@ -171,7 +165,7 @@ function collect(value: unknown, out: FilterNode[], depth: number): void {
     for (const piece of splitList(value)) add(out, { kind: 'value', value: piece });
   } else if (Array.isArray(value)) {
     for (const item of value) collect(item, out, depth + 1);
-  } else if (isTable(value)) {
+  } else if (isPlainTable(value)) {
     for (const key of Object.keys(value)) parseTableEntry(key, value[key], out, depth);
   } else {
     fail(`${FILTER_ARG} must be a string, table, or array`);

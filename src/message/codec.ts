@@ -29,6 +29,7 @@
 import { Buffer } from 'node:buffer';
 import { copyInto } from '../storage/bytes.js';
 import type { RecordCodec } from '../storage/types.js';
+import { emptyTable } from '../table.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
 import { messagePacking, PackedMessage } from './packed-message.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
@@ -454,8 +455,8 @@ function decodeUtf8(start: number, stop: number): string {
 
 function readTable(): FieldTable {
   const count = readVarint();
-  // No prototype: a '__proto__' header is a plain key, never the object's prototype.
-  const table: Record<string, FieldValue> = Object.create(null);
+  // No inherited keys: a '__proto__' header is a plain key, never the object's prototype.
+  const table: Record<string, FieldValue> = emptyTable();
   for (let i = 0; i < count; i++) {
     const key = readString();
     table[key] = readValue();

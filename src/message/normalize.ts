@@ -1,5 +1,6 @@
 import { ContentTooLargeError, PreconditionFailedError } from '../errors.js';
 import { copyInto } from '../storage/bytes.js';
+import { emptyTable, isPlainTable } from '../table.js';
 import type {
   FieldTable,
   FieldValue,
@@ -179,8 +180,7 @@ function checkJsonBody(body: unknown): void {
   const type = typeof body;
   if (type === 'number' || type === 'boolean') return;
   if (type === 'object') {
-    const proto = Object.getPrototypeOf(body);
-    if (proto === Object.prototype || proto === Array.prototype || proto === null) return;
+    if (Array.isArray(body) || isPlainTable(body)) return;
     if (typeof (body as { toJSON?: unknown }).toJSON === 'function') return;
     const name = (body as object).constructor?.name ?? 'class instance';
     throw new TypeError(
@@ -335,8 +335,8 @@ function copyTable(
   if (typeof table !== 'object' || table === null || Array.isArray(table)) {
     throw new PreconditionFailedError(`invalid ${path}: must be a table (plain object)`);
   }
-  // No prototype: a '__proto__' or 'constructor' header is a key like any other.
-  const out: Record<string, FieldValue> = Object.create(null);
+  // No inherited keys: a '__proto__' or 'constructor' header is a key like any other.
+  const out: Record<string, FieldValue> = emptyTable();
   for (const key in table) {
     if (!Object.hasOwn(table, key)) continue;
     const value = table[key];
@@ -403,10 +403,7 @@ function copyValue(
         }
         return items;
       }
-      if (
-        Object.getPrototypeOf(value) !== Object.prototype &&
-        Object.getPrototypeOf(value) !== null
-      ) {
+      if (!isPlainTable(value)) {
         throw new PreconditionFailedError(
           `invalid ${path}: a ${value.constructor?.name ?? 'class instance'} cannot be stored in a header`,
         );

@@ -1,3 +1,4 @@
+import { isPlainTable } from '../table.js';
 import type { JsonValue } from './types.js';
 
 /**
@@ -27,8 +28,7 @@ function copy(value: unknown, path: string, ancestors: object[]): JsonValue {
       if (Array.isArray(value)) {
         result = Object.freeze(value.map((v, i) => copy(v, `${path}[${i}]`, ancestors)));
       } else {
-        const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) {
+        if (!isPlainTable(value)) {
           throw notJson(path, `a ${value.constructor?.name ?? 'non-plain'} object`);
         }
         // fromEntries defines own properties, so a '__proto__' key stays a plain key.

@@ -10,6 +10,7 @@
  */
 import stableStringify from 'fast-json-stable-stringify';
 import type { FieldValue } from '../../message/types.js';
+import { emptyTable } from '../../table.js';
 
 /** A normalized key: equal keys are `===` (SameValueZero for `Map`). */
 export type LvqKey = string | number | boolean | bigint;
@@ -51,7 +52,7 @@ function withoutBigints(value: unknown): unknown {
   if (typeof value === 'bigint') return `${TAG}n${value}`;
   if (Array.isArray(value)) return value.map(withoutBigints);
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = Object.create(null);
+    const out: Record<string, unknown> = emptyTable();
     for (const [k, v] of Object.entries(value)) out[k] = withoutBigints(v);
     return out;
   }
