@@ -123,7 +123,7 @@ describe('publishing a message', () => {
 
   test('headers over their limit are refused with 311 after at most the limit of work', () => {
     const huge = new Proxy({} as Record<string, string>, {
-      ownKeys: () => Array.from({ length: 1_000_000 }, (_, i) => `h${i}`),
+      ownKeys: () => Array.from({ length: 10_000 }, (_, i) => `h${i}`),
       getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true }),
     });
     let reads = 0;
