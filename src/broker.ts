@@ -35,6 +35,7 @@ import { checkQueueName } from './broker/queue-name.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from './diagnostics.js';
 import {
   assertOpen,
   ClosedError,
@@ -67,10 +68,12 @@ export interface BrokerOptions {
    */
   config?: string | URL | BrokerConfig;
   /**
-   * Receives errors no caller awaits, such as a dead letter its target queue could not store.
-   * Default: a process warning.
+   * Receives errors no caller awaits, with where they came from (`context.source`, `queue`,
+   * `consumerTag`): a consumer callback that threw (whatever its ack mode), a dead letter its
+   * target could not store, a timer's work that failed. Default: a process warning. Every such
+   * error is also published on the `mqlite:error` diagnostics channel.
    */
-  onError?: (error: unknown) => void;
+  onError?: ErrorHandler;
 }
 
 export type {
@@ -173,13 +176,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     publish: (exchange, body, options) => this.#publish(exchange, body, options),
     delete: (exchange, options) => this.deleteExchange(exchange, options),
   };
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: ErrorHandler;
 
   private constructor(
     storage: StorageAdapter,
     clock: Clock,
     namespace: Namespace,
-    onError: (error: unknown) => void,
+    onError: ErrorHandler,
   ) {
     super();
     this.#storage = storage;
@@ -228,7 +231,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         storage,
         options.clock ?? systemClock,
         namespace,
-        options.onError ?? reportError,
+        options.onError ?? warnOnError,
       );
       await broker.#restore();
       if (config) await broker.#applyConfig(config);
@@ -487,7 +490,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         queueMicrotask(() => {
           const name = entry.declaration.name;
           if (this.closed || queue.consumerCount > 0 || this.#entries.get(name) !== entry) return;
-          this.#delete(name).catch(this.#onError);
+          this.#delete(name).catch((error: unknown) =>
+            this.#reportError(error, 'queue-delete', name),
+          );
         });
       });
       return subscription;
@@ -516,7 +521,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#registry.remove(name);
     this.#exchanges.removeDestination(name);
     // While closing, the final sync writes it.
-    if (!this.closed) this.#registry.sync().catch(this.#onError);
+    if (!this.closed) {
+      this.#registry.sync().catch((error: unknown) => this.#reportError(error, 'registry'));
+    }
   }
 
   async #deleteOwned(owner: object): Promise<void> {
@@ -529,6 +536,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const entry = this.#entries.get(checkQueueName(name));
     if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
     return entry;
+  }
+
+  #reportError(error: unknown, source: ErrorSource, queue?: string): void {
+    reportError(this.#onError, error, source, queue);
   }
 
   /** Runs `task` after every structural operation before it. */
@@ -656,12 +667,6 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 }
 
 function ignore(): void {}
-
-function reportError(error: unknown): void {
-  // A queue closed under a pending background task is the expected end of that task.
-  if (error instanceof ClosedError) return;
-  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
-}
 
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
 function touch(queue: AnyQueue): void {

@@ -3,6 +3,7 @@
  * this table is the one place that knows their factories, so the Broker stays kind-agnostic.
  */
 import type { Clock } from '../clock.js';
+import type { ErrorHandler } from '../diagnostics.js';
 import { parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
@@ -40,8 +41,8 @@ export interface KindContext {
   readonly deadLetter: DeadLetterRouter;
   /** The queue was deleted, by the broker, by its own `delete()` or by `x-expires`. */
   readonly onDelete: () => void;
-  /** Errors nobody awaits (a dead-letter route that failed). */
-  readonly onError: (error: unknown) => void;
+  /** Errors nobody awaits (a consumer callback that threw, a dead-letter route that failed). */
+  readonly onError: ErrorHandler;
 }
 
 interface Kind {
@@ -98,6 +99,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         namespace: c.namespace,
         clock: c.clock,
         onDelete: c.onDelete,
+        onError: c.onError,
       }),
   },
 };

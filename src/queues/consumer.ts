@@ -42,6 +42,8 @@ export interface ConsumerHost<E> {
   onCapacity(consumer: Subscription<E>): void;
   /** The consumer was cancelled: deliver nothing more to it. Its unacked stay settleable. */
   onCancel(consumer: Subscription<E>): void;
+  /** The consumer's callback threw or its promise rejected (after the message was settled). */
+  onCallbackError(consumer: Subscription<E>, error: unknown): void;
 }
 
 const resolved = Promise.resolve();
@@ -343,22 +345,23 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     let result: void | Promise<void>;
     try {
       result = callback(message);
-    } catch {
-      if (this.#autoAck) this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP);
-      return;
-    }
-    if (!this.#autoAck) {
-      if (result) result.catch(ignore);
+    } catch (error) {
+      this.#failed(message, error);
       return;
     }
     if (!result) {
-      this.#autoSettle(message, ACK);
+      if (this.#autoAck) this.#autoSettle(message, ACK);
       return;
     }
-    result.then(
-      () => this.#autoSettle(message, ACK),
-      () => this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP),
+    result.then(this.#autoAck ? () => this.#autoSettle(message, ACK) : ignore, (error: unknown) =>
+      this.#failed(message, error),
     );
+  }
+
+  /** The callback failed: nack it as told (unless it settles itself), then report. */
+  #failed(message: Message, error: unknown): void {
+    if (this.#autoAck) this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP);
+    this.#host.onCallbackError(this, error);
   }
 
   /** Settles on the callback's behalf, unless it settled the message itself. */

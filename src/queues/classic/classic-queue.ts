@@ -8,6 +8,15 @@
  */
 import { type Clock, systemClock, type TimerHandle } from '../../clock.js';
 import {
+  type DropReason,
+  deadLetterChannel,
+  dropChannel,
+  type ErrorHandler,
+  type ErrorSource,
+  reportError,
+  warnOnError,
+} from '../../diagnostics.js';
+import {
   AbortedError,
   AccessRefusedError,
   ClosedError,
@@ -61,8 +70,11 @@ export interface ClassicQueueOptions {
   readonly deadLetter?: DeadLetterRouter;
   /** Called once when the queue deleted itself (`x-expires`) or was deleted. */
   readonly onDelete?: (name: string) => void;
-  /** Receives errors nobody awaits (a dead-letter route that failed). Default: ignored. */
-  readonly onError?: (error: unknown) => void;
+  /**
+   * Receives errors nobody awaits, with where they came from: a consumer callback that threw, a
+   * dead letter that could not be stored, a timer's work that failed. Default: a process warning.
+   */
+  readonly onError?: ErrorHandler;
 }
 
 /** What a queue kind's `open()` hands to the `ClassicQueue` constructor. */
@@ -77,7 +89,7 @@ export interface ClassicQueueInit {
   readonly clock: Clock;
   readonly deadLetter?: DeadLetterRouter | undefined;
   readonly onDelete?: ((name: string) => void) | undefined;
-  readonly onError?: ((error: unknown) => void) | undefined;
+  readonly onError?: ErrorHandler | undefined;
 }
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
@@ -189,7 +201,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #namespace: Namespace;
   readonly #deadLetterRouter: DeadLetterRouter | undefined;
   readonly #onDelete: ((name: string) => void) | undefined;
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: ErrorHandler;
   /** `x-message-ttl`, or Infinity. */
   readonly #queueTtl: number;
 
@@ -228,13 +240,15 @@ export class ClassicQueue implements AsyncDisposable {
     this.#namespace = init.namespace;
     this.#deadLetterRouter = init.deadLetter;
     this.#onDelete = init.onDelete;
-    this.#onError = init.onError ?? (() => {});
+    this.#onError = init.onError ?? warnOnError;
     this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
       onCapacity: () => this.#dispatch(),
       onCancel: (consumer) => this.#removeConsumer(consumer),
+      onCallbackError: (consumer, error) =>
+        this.reportError(error, 'consumer', consumer.consumerTag),
     };
     init.store.onDisplaced = (handle) => {
       if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
@@ -505,9 +519,9 @@ export class ClassicQueue implements AsyncDisposable {
     if (args.overflow !== 'drop-head') {
       const reason = this.#overLimit(1, message.body.length);
       if (reason !== undefined) {
-        if (args.overflow === 'reject-publish-dlx') {
-          this.#deadLetter(borrowed ? ownBody(message) : message, reason);
-        }
+        const dlx = args.overflow === 'reject-publish-dlx';
+        if (dropChannel.hasSubscribers) this.#publishDrop(message, 'overflow', dlx);
+        if (dlx) this.#deadLetter(borrowed ? ownBody(message) : message, reason);
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -546,7 +560,7 @@ export class ClassicQueue implements AsyncDisposable {
   };
 
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
-  #overLimit(count: number, bytes: number): DeathReason | undefined {
+  #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
     const { maxLength, maxLengthBytes } = this.arguments;
     if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
     if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
@@ -564,7 +578,7 @@ export class ClassicQueue implements AsyncDisposable {
       if (handle === NO_HANDLE) return;
       const message = this.store.message(handle);
       this.#removeReady(handle);
-      this.#deadLetter(message, reason);
+      this.#drop(message, reason);
     }
   }
 
@@ -704,7 +718,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (limit !== undefined && deliveries > limit) {
       const message = this.store.message(handle);
       this.#settle(handle);
-      this.#deadLetter(message, 'delivery_limit');
+      this.#drop(message, 'delivery_limit');
       return;
     }
     if (!this.store.requeue(handle)) {
@@ -728,7 +742,11 @@ export class ClassicQueue implements AsyncDisposable {
     this.#dispatchDeferred = true;
     setImmediate(() => {
       this.#dispatchDeferred = false;
-      this.#dispatch();
+      try {
+        this.#dispatch();
+      } catch (error) {
+        this.reportError(error, 'dispatch');
+      }
     });
   }
 
@@ -736,6 +754,21 @@ export class ClassicQueue implements AsyncDisposable {
   #removeReady(handle: number): void {
     this.store.remove(handle);
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
+  }
+
+  /** The queue discards a message by a rule of its own: say so, and dead-letter it. */
+  #drop(message: StoredMessage, reason: DeathReason & DropReason): void {
+    if (dropChannel.hasSubscribers) this.#publishDrop(message, reason, true);
+    this.#deadLetter(message, reason);
+  }
+
+  /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
+  #publishDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
+    const deadLettered =
+      dlx &&
+      this.arguments.deadLetterExchange !== undefined &&
+      this.#deadLetterRouter !== undefined;
+    dropChannel.publish({ queue: this.name, reason, message, deadLettered });
   }
 
   #deadLetter(message: StoredMessage, reason: DeathReason): void {
@@ -752,12 +785,28 @@ export class ClassicQueue implements AsyncDisposable {
     );
     // Through the default exchange the target is the routing key: cycles are dropped here.
     if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return;
+    if (deadLetterChannel.hasSubscribers) {
+      deadLetterChannel.publish({
+        queue: this.name,
+        reason,
+        exchange: copy.exchange,
+        routingKey: copy.routingKey,
+        message: copy,
+      });
+    }
     try {
       const result = router(copy);
-      if (result) result.catch(this.#onError);
+      if (result) result.catch(this.#onDeadLetterError);
     } catch (error) {
-      this.#onError(error);
+      this.#onDeadLetterError(error);
     }
+  }
+
+  readonly #onDeadLetterError = (error: unknown): void => this.reportError(error, 'dead-letter');
+
+  /** Reports an error nobody awaits through `onError` and `mqlite:error`. */
+  protected reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
+    reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -784,7 +833,7 @@ export class ClassicQueue implements AsyncDisposable {
   #expire(handle: number): void {
     const message = this.store.message(handle);
     this.#removeReady(handle);
-    this.#deadLetter(message, 'expired');
+    this.#drop(message, 'expired');
   }
 
   /** Expires every ready message whose time has come, wherever it is in the queue. */
@@ -810,7 +859,11 @@ export class ClassicQueue implements AsyncDisposable {
       this.#expiryTimer = undefined;
       this.#expiryTimerAt = Number.POSITIVE_INFINITY;
       if (this.#closed) return;
-      this.#expireDue();
+      try {
+        this.#expireDue();
+      } catch (error) {
+        this.reportError(error, 'expiry');
+      }
     }, at - this.clock.now());
   }
 
@@ -833,7 +886,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#expiresTimer = this.clock.setTimeout(() => {
       this.#expiresTimer = undefined;
       if (this.#closed || this.#inUse()) return;
-      this.delete().catch(this.#onError);
+      this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
     }, expires);
   }
 

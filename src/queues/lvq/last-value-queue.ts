@@ -75,6 +75,7 @@ export class LastValueQueue extends ClassicQueue {
   readonly #browsers = new BrowserSet(
     () => this.browserOpened(),
     () => this.browserClosed(),
+    (browser, error) => this.reportError(error, 'browser', browser.consumerTag),
   );
 
   private constructor(init: ClassicQueueInit, store: ConflatingStore) {

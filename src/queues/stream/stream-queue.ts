@@ -1,5 +1,12 @@
 import { type Clock, systemClock } from '../../clock.js';
 import {
+  type ErrorHandler,
+  type ErrorSource,
+  reportError,
+  retentionChannel,
+  warnOnError,
+} from '../../diagnostics.js';
+import {
   ClosedError,
   inequivalentArg,
   NotImplementedError,
@@ -43,6 +50,11 @@ export interface StreamQueueOptions extends StreamDeclaration {
   readonly clock?: Clock;
   /** Called once when the stream was deleted. */
   readonly onDelete?: (name: string) => void;
+  /**
+   * Receives errors nobody awaits, with where they came from (a consumer callback that threw,
+   * retention that failed). Default: a process warning.
+   */
+  readonly onError?: ErrorHandler;
 }
 
 /** What `open()` hands to the constructor. */
@@ -56,6 +68,7 @@ interface StreamInit {
   readonly log: Log<StoredMessage>;
   readonly clock: Clock;
   readonly onDelete: ((name: string) => void) | undefined;
+  readonly onError: ErrorHandler;
 }
 
 /** Prefetch of a stream consumer that gave none: streams need a bounded window. */
@@ -102,6 +115,7 @@ export class StreamQueue implements AsyncDisposable {
   readonly #log: Log<StoredMessage>;
   readonly #clock: Clock;
   readonly #onDelete: ((name: string) => void) | undefined;
+  readonly #onError: ErrorHandler;
   readonly #offsets: OffsetStore;
   readonly #retention: StreamRetention;
   readonly #consumers = new Map<string, StreamConsumer>();
@@ -156,10 +170,17 @@ export class StreamQueue implements AsyncDisposable {
     this.#log = log;
     this.#clock = clock;
     this.#onDelete = init.onDelete;
+    this.#onError = init.onError;
     this.#offsets = new OffsetStore(namespace.meta);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
-    this.#retention = new StreamRetention(log, init.arguments, clock, () => this.#afterDrop());
+    this.#retention = new StreamRetention(
+      log,
+      init.arguments,
+      clock,
+      (dropped) => this.#afterDrop(dropped, 'retention'),
+      (error) => this.#reportError(error, 'retention'),
+    );
     this.#context = {
       log,
       offsets: this.#offsets,
@@ -169,6 +190,7 @@ export class StreamQueue implements AsyncDisposable {
       scanned: () => this.#scanned,
       closed: () => this.#closed,
       summaries: this.#summaries,
+      reportError: (error, source, consumerTag) => this.#reportError(error, source, consumerTag),
     };
   }
 
@@ -206,6 +228,7 @@ export class StreamQueue implements AsyncDisposable {
       log,
       clock: options.clock ?? systemClock,
       onDelete: options.onDelete,
+      onError: options.onError ?? warnOnError,
     });
     queue.#runRetention();
     queue.#resummarize();
@@ -355,7 +378,7 @@ export class StreamQueue implements AsyncDisposable {
       const log = this.#open();
       const segments = log.segments();
       const dropped = log.dropBefore(segments[segments.length - 1]!.firstOffset);
-      this.#afterDrop();
+      this.#afterDrop(dropped, 'purge');
       return Promise.resolve(dropped);
     } catch (error) {
       return Promise.reject(error);
@@ -450,7 +473,13 @@ export class StreamQueue implements AsyncDisposable {
   readonly #afterPublish = (): void => {
     this.#tickScheduled = false;
     if (this.#closed) return;
-    if (this.#log.bytes >= this.#rollCheckBytes) this.#runRetention();
+    if (this.#log.bytes >= this.#rollCheckBytes) {
+      try {
+        this.#runRetention();
+      } catch (error) {
+        this.#reportError(error, 'retention');
+      }
+    }
     this.#wakeIndexed();
     if (this.#waiting.size === 0) return;
     // Swap sets: a woken waiter that reaches the end again parks in the fresh one.
@@ -564,10 +593,18 @@ export class StreamQueue implements AsyncDisposable {
   }
 
   /** Segments were dropped: forget stored offsets that point before the oldest message. */
-  #afterDrop(): void {
-    this.#offsets.dropBefore(this.#log.firstOffset);
-    this.#summaries.dropBefore(this.#log.firstOffset);
+  #afterDrop(dropped: number, cause: 'retention' | 'purge'): void {
+    const firstOffset = this.#log.firstOffset;
+    this.#offsets.dropBefore(firstOffset);
+    this.#summaries.dropBefore(firstOffset);
     this.#updateRollCheck();
+    if (dropped > 0 && retentionChannel.hasSubscribers) {
+      retentionChannel.publish({ queue: this.name, cause, messages: dropped, firstOffset });
+    }
+  }
+
+  #reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
+    reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
   #updateRollCheck(): void {
