@@ -50,6 +50,7 @@ import { normalizeMessage } from './message/normalize.js';
 import type { FieldTable, PublishBody } from './message/types.js';
 import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
 import type { Subscription } from './queues/consumer.js';
+import { refuseUnknownArguments } from './queues/unknown-names.js';
 import { memoryStorage } from './storage/memory.js';
 import type { Namespace, StorageAdapter } from './storage/types.js';
 
@@ -74,6 +75,13 @@ export interface BrokerOptions {
    * error is also published on the `mqlite:error` diagnostics channel.
    */
   onError?: ErrorHandler;
+  /**
+   * Refuse what a broker would accept and ignore: a queue argument the queue's kind does not act
+   * on, a consumer argument it does not know (`PreconditionFailedError` 406, naming the nearest
+   * known one: "unknown argument 'x-max-lenght' for queue 'jobs' in vhost '/' (did you mean
+   * 'x-max-length'?)"). Default false: unknown `x-` arguments are accepted, as brokers accept them.
+   */
+  strict?: boolean;
 }
 
 export type {
@@ -119,7 +127,7 @@ interface Entry {
 const VHOST = '/';
 /** Longest routing key: an AMQP short string. */
 const MAX_KEY_BYTES = 255;
-const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
+const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError', 'strict']);
 
 /**
  * An in-process broker: one virtual host of queues.
@@ -177,17 +185,20 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     delete: (exchange, options) => this.deleteExchange(exchange, options),
   };
   readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
 
   private constructor(
     storage: StorageAdapter,
     clock: Clock,
     namespace: Namespace,
     onError: ErrorHandler,
+    strict: boolean,
   ) {
     super();
     this.#storage = storage;
     this.#clock = clock;
     this.#onError = onError;
+    this.#strict = strict;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
     this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
@@ -222,6 +233,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new TypeError('Broker option onError must be a function');
     }
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+      throw new TypeError('Broker option strict must be a boolean');
+    }
     const config = options.config === undefined ? undefined : await loadConfig(options.config);
     const storage = options.storage ?? memoryStorage();
     let broker: Broker | undefined;
@@ -232,6 +246,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         options.clock ?? systemClock,
         namespace,
         options.onError ?? warnOnError,
+        options.strict === true,
       );
       await broker.#restore();
       if (config) await broker.#applyConfig(config);
@@ -410,7 +425,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   /** Resolves and validates a declaration; nothing is touched. */
   #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
     const { passive: _passive, ...declaration } = resolveDeclaration(name, options, named);
-    KINDS[declaration.kind].validate(declaration);
+    const kind = KINDS[declaration.kind];
+    kind.validate(declaration);
+    if (this.#strict)
+      refuseUnknownArguments(declaration.arguments, kind.arguments, 'argument', name);
     return declaration;
   }
 
@@ -457,6 +475,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         if (entry && this.#entries.get(name) === entry) this.#forget(name);
       },
       onError: this.#onError,
+      strict: this.#strict,
     });
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };

@@ -3,6 +3,7 @@ import { ClosedError, PreconditionFailedError } from '../errors.js';
 import { Message, type Settlement } from '../message/message.js';
 import type { FieldTable, FieldValue, StoredMessage } from '../message/types.js';
 import { DeliveryWindow } from './delivery-window.js';
+import { refuseUnknownKeys } from './unknown-names.js';
 
 /** Parameters of `queue.subscribe()`, as `@cloudamqp/amqp-client` spells them. */
 export interface SubscribeParams {
@@ -20,6 +21,27 @@ export interface SubscribeParams {
   manualAck?: boolean;
   /** Requeue a message whose callback threw (default true). */
   requeueOnNack?: boolean;
+}
+
+const SUBSCRIBE_PARAMS: ReadonlySet<string> = new Set<keyof SubscribeParams>([
+  'tag',
+  'noAck',
+  'exclusive',
+  'args',
+  'prefetch',
+  'manualAck',
+  'requeueOnNack',
+]);
+
+/**
+ * Checks the shape of `subscribe()` params: an object of known keys only. An unknown key is a
+ * mistake (`{ prefech: 10 }` would mean unlimited prefetch): a TypeError naming the nearest.
+ */
+export function checkSubscribeParams(params: unknown): asserts params is SubscribeParams {
+  if (typeof params !== 'object' || params === null) {
+    throw new TypeError('subscribe() params must be an object');
+  }
+  refuseUnknownKeys(params, SUBSCRIBE_PARAMS, 'subscribe parameter');
 }
 
 /** A subscriber callback. Its returned promise is awaited before the message is acked. */

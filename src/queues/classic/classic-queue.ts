@@ -31,6 +31,7 @@ import type { MessageProperties, PublishBody, StoredMessage } from '../../messag
 import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Namespace, StorageAdapter } from '../../storage/types.js';
 import {
+  CLASSIC_ARGUMENTS,
   type ClassicArguments,
   classicArgumentsDiff,
   parseClassicArguments,
@@ -38,10 +39,12 @@ import {
 import {
   type ConsumerCallback,
   type ConsumerHost,
+  checkSubscribeParams,
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
 import {
   type DeadLetterRouter,
   type DeathReason,
@@ -75,7 +78,29 @@ export interface ClassicQueueOptions {
    * dead letter that could not be stored, a timer's work that failed. Default: a process warning.
    */
   readonly onError?: ErrorHandler;
+  /**
+   * Refuse what the queue would ignore: a queue argument it does not act on, a consumer
+   * argument it does not know (406, naming the nearest known one). Default false: unknown
+   * arguments are accepted, as brokers accept them.
+   */
+  readonly strict?: boolean;
 }
+
+/** The option keys of every classic queue kind's `open()`. */
+const CLASSIC_OPTIONS: readonly (keyof ClassicQueueOptions)[] = [
+  'name',
+  'storage',
+  'namespace',
+  'clock',
+  'arguments',
+  'deadLetter',
+  'onDelete',
+  'onError',
+  'strict',
+];
+
+/** Consumer arguments a classic queue acts on (strict mode refuses any other). */
+const CONSUMER_ARGUMENTS: readonly string[] = ['x-priority'];
 
 /** What a queue kind's `open()` hands to the `ClassicQueue` constructor. */
 export interface ClassicQueueInit {
@@ -90,6 +115,7 @@ export interface ClassicQueueInit {
   readonly deadLetter?: DeadLetterRouter | undefined;
   readonly onDelete?: ((name: string) => void) | undefined;
   readonly onError?: ErrorHandler | undefined;
+  readonly strict?: boolean | undefined;
 }
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
@@ -129,7 +155,11 @@ export interface OpenedNamespace {
 export async function openClassicNamespace(
   options: ClassicQueueOptions,
   declared: ClassicArguments,
+  known: readonly string[] = CLASSIC_ARGUMENTS,
 ): Promise<OpenedNamespace> {
+  if (options.strict === true) {
+    refuseUnknownArguments(options.arguments, known, 'argument', options.name);
+  }
   const ownsStorage = options.storage === undefined;
   const storage = options.storage ?? memoryStorage();
   const namespace = await storage.namespace(options.namespace ?? options.name);
@@ -160,14 +190,38 @@ export function classicInit(
     deadLetter: options.deadLetter,
     onDelete: options.onDelete,
     onError: options.onError,
+    strict: options.strict,
   };
 }
 
-/** Checks the common options of a classic queue's `open()` and parses its arguments. */
-export function checkClassicOptions(options: ClassicQueueOptions, kind: string): ClassicArguments {
+/**
+ * Checks that the options of a classic queue's `open()` are an object with a name and known keys.
+ * @param extra the option keys of this kind besides the common ones.
+ */
+export function checkClassicOptionKeys(
+  options: ClassicQueueOptions,
+  kind: string,
+  extra: readonly string[],
+): void {
   if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
     throw new TypeError(`${kind}.open() needs options with a name`);
   }
+  refuseUnknownKeys(options, new Set([...CLASSIC_OPTIONS, ...extra]), `${kind}.open() option`);
+  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+    throw new TypeError(`${kind}.open() option strict must be a boolean`);
+  }
+}
+
+/**
+ * Checks the common options of a classic queue's `open()` and parses its arguments.
+ * @param extra the option keys of this kind besides the common ones.
+ */
+export function checkClassicOptions(
+  options: ClassicQueueOptions,
+  kind: string,
+  extra: readonly string[] = [],
+): ClassicArguments {
+  checkClassicOptionKeys(options, kind, extra);
   if (
     options.arguments !== undefined &&
     (typeof options.arguments !== 'object' || options.arguments === null)
@@ -202,6 +256,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #deadLetterRouter: DeadLetterRouter | undefined;
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
   /** `x-message-ttl`, or Infinity. */
   readonly #queueTtl: number;
 
@@ -241,6 +296,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deadLetterRouter = init.deadLetter;
     this.#onDelete = init.onDelete;
     this.#onError = init.onError ?? warnOnError;
+    this.#strict = init.strict === true;
     this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
@@ -590,11 +646,12 @@ export class ClassicQueue implements AsyncDisposable {
     callback: ConsumerCallback | undefined,
   ): Subscription<number> {
     this.#assertOpen();
-    if (typeof params !== 'object' || params === null) {
-      throw new TypeError('subscribe() params must be an object');
-    }
+    checkSubscribeParams(params);
     if (callback !== undefined && typeof callback !== 'function') {
       throw new TypeError('subscribe() callback must be a function');
+    }
+    if (this.#strict) {
+      refuseUnknownArguments(params.args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
     }
     const priority = consumerPriority(params.args?.['x-priority']);
     if (params.exclusive === true && this.arguments.singleActiveConsumer) {

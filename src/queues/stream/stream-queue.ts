@@ -12,7 +12,14 @@ import {
   NotImplementedError,
   PreconditionFailedError,
 } from '../../errors.js';
-import { GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
+import {
+  FILTER_ARG,
+  GeoIndex,
+  MATCH_TYPE_ARG,
+  MATCH_UNFILTERED_ARG,
+  parseStreamFilter,
+  ValueIndex,
+} from '../../filters/index.js';
 import { messageViewCodec } from '../../message/codec.js';
 import { normalizeMessage } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
@@ -20,13 +27,16 @@ import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Log, Namespace, StorageAdapter } from '../../storage/types.js';
 import {
   type ConsumerCallback,
+  checkSubscribeParams,
   generateConsumerTag,
   type SubscribeParams,
   type Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
 import {
   parseStreamArguments,
+  STREAM_ARGUMENTS,
   type StreamArguments,
   type StreamDeclaration,
   streamArgumentsDiff,
@@ -55,7 +65,26 @@ export interface StreamQueueOptions extends StreamDeclaration {
    * retention that failed). Default: a process warning.
    */
   readonly onError?: ErrorHandler;
+  /**
+   * Refuse what the stream would ignore: a queue argument it does not act on, a consumer
+   * argument it does not know (406, naming the nearest known one). Default false.
+   */
+  readonly strict?: boolean;
 }
+
+const STREAM_OPTIONS: ReadonlySet<string> = new Set<keyof StreamQueueOptions>([
+  'name',
+  'storage',
+  'namespace',
+  'clock',
+  'onDelete',
+  'onError',
+  'strict',
+  'durable',
+  'exclusive',
+  'autoDelete',
+  'arguments',
+]);
 
 /** What `open()` hands to the constructor. */
 interface StreamInit {
@@ -69,6 +98,7 @@ interface StreamInit {
   readonly clock: Clock;
   readonly onDelete: ((name: string) => void) | undefined;
   readonly onError: ErrorHandler;
+  readonly strict: boolean;
 }
 
 /** Prefetch of a stream consumer that gave none: streams need a bounded window. */
@@ -80,6 +110,15 @@ const MATCH_BATCH = 64;
 const LOG_NAME = 'messages';
 const ARGUMENTS_KEY = 'stream.arguments';
 const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
+/** Consumer arguments a stream knows (strict mode refuses any other). */
+const CONSUMER_ARGUMENTS: readonly string[] = [
+  'x-stream-offset',
+  TRACKING_ARG,
+  FILTER_ARG,
+  MATCH_TYPE_ARG,
+  MATCH_UNFILTERED_ARG,
+  'x-priority',
+];
 
 /**
  * A stream: an append-only log that any number of consumers read independently, each from its
@@ -116,6 +155,7 @@ export class StreamQueue implements AsyncDisposable {
   readonly #clock: Clock;
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
   readonly #offsets: OffsetStore;
   readonly #retention: StreamRetention;
   readonly #consumers = new Map<string, StreamConsumer>();
@@ -171,6 +211,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#clock = clock;
     this.#onDelete = init.onDelete;
     this.#onError = init.onError;
+    this.#strict = init.strict;
     this.#offsets = new OffsetStore(namespace.meta);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
@@ -204,8 +245,14 @@ export class StreamQueue implements AsyncDisposable {
    */
   static async open(options: StreamQueueOptions): Promise<StreamQueue> {
     if (typeof options?.name !== 'string') throw new TypeError('StreamQueue.open() needs a name');
+    refuseUnknownKeys(options, STREAM_OPTIONS, 'StreamQueue.open() option');
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+      throw new TypeError('StreamQueue.open() option strict must be a boolean');
+    }
     const name = options.name;
     const declared = parseStreamArguments(options);
+    const strict = options.strict === true;
+    if (strict) refuseUnknownArguments(options.arguments, STREAM_ARGUMENTS, 'argument', name);
     const ownsStorage = options.storage === undefined;
     const storage = options.storage ?? memoryStorage();
     const namespace = await storage.namespace(options.namespace ?? name);
@@ -229,6 +276,7 @@ export class StreamQueue implements AsyncDisposable {
       clock: options.clock ?? systemClock,
       onDelete: options.onDelete,
       onError: options.onError ?? warnOnError,
+      strict,
     });
     queue.#runRetention();
     queue.#resummarize();
@@ -413,9 +461,7 @@ export class StreamQueue implements AsyncDisposable {
 
   #subscribe(params: SubscribeParams, callback: ConsumerCallback | undefined) {
     const log = this.#open();
-    if (typeof params !== 'object' || params === null) {
-      throw new TypeError('subscribe() params must be an object');
-    }
+    checkSubscribeParams(params);
     if (params.noAck === true) {
       throw new PreconditionFailedError(
         'stream consumers must acknowledge messages (noAck is not allowed)',
@@ -432,6 +478,9 @@ export class StreamQueue implements AsyncDisposable {
     const args = params.args ?? {};
     if (args['x-priority'] !== undefined) {
       throw new PreconditionFailedError('consumer priority (x-priority) is not allowed on streams');
+    }
+    if (this.#strict) {
+      refuseUnknownArguments(args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
     }
     const explicit = args['x-stream-offset'];
     const spec = explicit === undefined ? undefined : parseOffsetSpec(explicit);
