@@ -44,7 +44,10 @@ export function checkSubscribeParams(params: unknown): asserts params is Subscri
   refuseUnknownKeys(params, SUBSCRIBE_PARAMS, 'subscribe parameter');
 }
 
-/** A subscriber callback. Its returned promise is awaited before the message is acked. */
+/**
+ * A subscriber callback. Its returned promise is awaited before the message is acked; what it
+ * throws (or rejects with) is reported to the queue's `onError`, in every ack mode.
+ */
 export type ConsumerCallback = (message: Message) => void | Promise<void>;
 
 /**
