@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Broker } from '../src/broker.js';
+import { reportError } from '../src/diagnostics.js';
 import { CHANNELS, type DeadLetterEvent, type DropEvent, type ErrorEvent } from '../src/index.js';
 import { PriorityQueue, Queue } from '../src/queues/priority-queue.js';
 import { StreamQueue } from '../src/queues/stream/stream-queue.js';
@@ -134,5 +135,29 @@ describe('diagnostics channels', () => {
     expect(errors).toEqual([{ error: failure, source: 'consumer', queue: 'p', consumerTag: 't' }]);
     expect(seen).toEqual([failure]);
     await q.close();
+  });
+
+  it('an onError that throws does not break the reporter: its error is rethrown on a later turn', () => {
+    const later: (() => void)[] = [];
+    const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((task) => {
+      later.push(task);
+    });
+    try {
+      const thrown = new Error('handler failed');
+      expect(() =>
+        reportError(
+          () => {
+            throw thrown;
+          },
+          new Error('reported'),
+          'expiry',
+          'q',
+        ),
+      ).not.toThrow();
+      expect(later).toHaveLength(1);
+      expect(later[0]!).toThrow(thrown);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
