@@ -35,6 +35,7 @@ import { checkQueueName } from './broker/queue-name.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from './diagnostics.js';
 import {
   assertOpen,
   ClosedError,
@@ -50,6 +51,7 @@ import { normalizeMessage } from './message/normalize.js';
 import type { FieldTable, PublishBody } from './message/types.js';
 import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
 import type { Subscription } from './queues/consumer.js';
+import { refuseUnknownArguments } from './queues/unknown-names.js';
 import { memoryStorage } from './storage/memory.js';
 import type { Namespace, StorageAdapter } from './storage/types.js';
 
@@ -68,10 +70,19 @@ export interface BrokerOptions {
    */
   config?: string | URL | BrokerConfig;
   /**
-   * Receives errors no caller awaits, such as a dead letter its target queue could not store.
-   * Default: a process warning.
+   * Receives errors no caller awaits, with where they came from (`context.source`, `queue`,
+   * `consumerTag`): a consumer callback that threw (whatever its ack mode), a dead letter its
+   * target could not store, a timer's work that failed. Default: a process warning. Every such
+   * error is also published on the `mqlite:error` diagnostics channel.
    */
-  onError?: (error: unknown) => void;
+  onError?: ErrorHandler;
+  /**
+   * Refuse what a broker would accept and ignore: a queue argument the queue's kind does not act
+   * on, a consumer argument it does not know (`PreconditionFailedError` 406, naming the nearest
+   * known one: "unknown argument 'x-max-lenght' for queue 'jobs' in vhost '/' (did you mean
+   * 'x-max-length'?)"). Default false: unknown `x-` arguments are accepted, as brokers accept them.
+   */
+  strict?: boolean;
 }
 
 export type {
@@ -117,7 +128,7 @@ interface Entry {
 const VHOST = '/';
 /** Longest routing key: an AMQP short string. */
 const MAX_KEY_BYTES = 255;
-const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError']);
+const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError', 'strict']);
 
 /**
  * An in-process broker: one virtual host of queues.
@@ -174,18 +185,21 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     publish: (exchange, body, options) => this.#publish(exchange, body, options),
     delete: (exchange, options) => this.deleteExchange(exchange, options),
   };
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
 
   private constructor(
     storage: StorageAdapter,
     clock: Clock,
     namespace: Namespace,
-    onError: (error: unknown) => void,
+    onError: ErrorHandler,
+    strict: boolean,
   ) {
     super();
     this.#storage = storage;
     this.#clock = clock;
     this.#onError = onError;
+    this.#strict = strict;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
     this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
@@ -220,6 +234,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new TypeError('Broker option onError must be a function');
     }
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+      throw new TypeError('Broker option strict must be a boolean');
+    }
     const config = options.config === undefined ? undefined : await loadConfig(options.config);
     const storage = options.storage ?? memoryStorage();
     let broker: Broker | undefined;
@@ -229,7 +246,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         storage,
         options.clock ?? systemClock,
         namespace,
-        options.onError ?? reportError,
+        options.onError ?? warnOnError,
+        options.strict === true,
       );
       await broker.#restore();
       if (config) await broker.#applyConfig(config);
@@ -408,7 +426,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   /** Resolves and validates a declaration; nothing is touched. */
   #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
     const { passive: _passive, ...declaration } = resolveDeclaration(name, options, named);
-    KINDS[declaration.kind].validate(declaration);
+    const kind = KINDS[declaration.kind];
+    kind.validate(declaration);
+    if (this.#strict)
+      refuseUnknownArguments(declaration.arguments, kind.arguments, 'argument', name);
     return declaration;
   }
 
@@ -455,6 +476,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         if (entry && this.#entries.get(name) === entry) this.#forget(name);
       },
       onError: this.#onError,
+      strict: this.#strict,
     });
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
@@ -488,7 +510,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         queueMicrotask(() => {
           const name = entry.declaration.name;
           if (this.closed || queue.consumerCount > 0 || this.#entries.get(name) !== entry) return;
-          this.#delete(name).catch(this.#onError);
+          this.#delete(name).catch((error: unknown) =>
+            this.#reportError(error, 'queue-delete', name),
+          );
         });
       });
       return subscription;
@@ -517,7 +541,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#registry.remove(name);
     this.#exchanges.removeDestination(name);
     // While closing, the final sync writes it.
-    if (!this.closed) this.#registry.sync().catch(this.#onError);
+    if (!this.closed) {
+      this.#registry.sync().catch((error: unknown) => this.#reportError(error, 'registry'));
+    }
   }
 
   async #deleteOwned(owner: object): Promise<void> {
@@ -530,6 +556,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const entry = this.#entries.get(checkQueueName(name));
     if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
     return entry;
+  }
+
+  #reportError(error: unknown, source: ErrorSource, queue?: string): void {
+    reportError(this.#onError, error, source, queue);
   }
 
   /** Runs `task` after every structural operation before it. */
@@ -658,12 +688,6 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 }
 
 function ignore(): void {}
-
-function reportError(error: unknown): void {
-  // A queue closed under a pending background task is the expected end of that task.
-  if (error instanceof ClosedError) return;
-  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
-}
 
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
 function touch(queue: AnyQueue): void {

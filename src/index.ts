@@ -23,6 +23,19 @@ export {
 } from './broker.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
+export {
+  CHANNELS,
+  type DeadLetterEvent,
+  type DeadLetterReason,
+  type DropEvent,
+  type DropReason,
+  type ErrorContext,
+  type ErrorEvent,
+  type ErrorHandler,
+  type ErrorSource,
+  type RecoveryEvent,
+  type RetentionEvent,
+} from './diagnostics.js';
 export * from './errors.js';
 export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';

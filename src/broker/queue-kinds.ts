@@ -3,13 +3,14 @@
  * this table is the one place that knows their factories, so the Broker stays kind-agnostic.
  */
 import type { Clock } from '../clock.js';
-import { parseClassicArguments } from '../queues/arguments.js';
+import type { ErrorHandler } from '../diagnostics.js';
+import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
-import { parseLvqDeclaration } from '../queues/lvq/arguments.js';
+import { LVQ_ARGUMENTS, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../queues/priority-queue.js';
-import { parseStreamArguments } from '../queues/stream/arguments.js';
+import { parseStreamArguments, STREAM_ARGUMENTS } from '../queues/stream/arguments.js';
 import { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { StorageAdapter } from '../storage/types.js';
 import type { Declaration, QueueKind } from './declare-options.js';
@@ -40,13 +41,17 @@ export interface KindContext {
   readonly deadLetter: DeadLetterRouter;
   /** The queue was deleted, by the broker, by its own `delete()` or by `x-expires`. */
   readonly onDelete: () => void;
-  /** Errors nobody awaits (a dead-letter route that failed). */
-  readonly onError: (error: unknown) => void;
+  /** Errors nobody awaits (a consumer callback that threw, a dead-letter route that failed). */
+  readonly onError: ErrorHandler;
+  /** Refuse unknown queue and consumer arguments. */
+  readonly strict: boolean;
 }
 
 interface Kind {
   /** Validates the declaration's arguments for this kind, touching nothing (406 on error). */
   validate(declaration: Declaration): void;
+  /** The queue arguments this kind acts on (strict mode refuses any other). */
+  readonly arguments: readonly string[];
   open(declaration: Declaration, context: KindContext): Promise<AnyQueue>;
 }
 
@@ -60,6 +65,7 @@ function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
     deadLetter: c.deadLetter,
     onDelete: c.onDelete,
     onError: c.onError,
+    strict: c.strict,
   };
 }
 
@@ -69,24 +75,28 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     validate: (d) => {
       parseClassicArguments(d.arguments, d.name);
     },
+    arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => Queue.open(classicOptions(d, c)),
   },
   priority: {
     validate: (d) => {
       parseClassicArguments(d.arguments, d.name);
     },
+    arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
   },
   lvq: {
     validate: (d) => {
       parseLvqDeclaration(d.arguments, d.name);
     },
+    arguments: LVQ_ARGUMENTS,
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
   },
   stream: {
     validate: (d) => {
       parseStreamArguments(d);
     },
+    arguments: STREAM_ARGUMENTS,
     open: (d, c) =>
       StreamQueue.open({
         name: d.name,
@@ -98,6 +108,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         namespace: c.namespace,
         clock: c.clock,
         onDelete: c.onDelete,
+        onError: c.onError,
+        strict: c.strict,
       }),
   },
 };

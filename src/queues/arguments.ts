@@ -55,6 +55,12 @@ const ARGUMENT_NAMES: Readonly<Record<keyof ClassicArguments, string>> = {
   singleActiveConsumer: 'x-single-active-consumer',
 };
 
+/** The queue arguments a classic queue acts on (strict mode refuses any other). */
+export const CLASSIC_ARGUMENTS: readonly string[] = [
+  'x-queue-type',
+  ...Object.values(ARGUMENT_NAMES),
+];
+
 /** Largest timer value: Node clamps longer timeouts, so longer TTLs would fire early. */
 const MAX_MS = 2 ** 31 - 1;
 

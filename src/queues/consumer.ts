@@ -3,6 +3,7 @@ import { ClosedError, PreconditionFailedError } from '../errors.js';
 import { Message, type Settlement } from '../message/message.js';
 import type { FieldTable, FieldValue, StoredMessage } from '../message/types.js';
 import { DeliveryWindow } from './delivery-window.js';
+import { refuseUnknownKeys } from './unknown-names.js';
 
 /** Parameters of `queue.subscribe()`, as `@cloudamqp/amqp-client` spells them. */
 export interface SubscribeParams {
@@ -22,7 +23,31 @@ export interface SubscribeParams {
   requeueOnNack?: boolean;
 }
 
-/** A subscriber callback. Its returned promise is awaited before the message is acked. */
+const SUBSCRIBE_PARAMS: ReadonlySet<string> = new Set<keyof SubscribeParams>([
+  'tag',
+  'noAck',
+  'exclusive',
+  'args',
+  'prefetch',
+  'manualAck',
+  'requeueOnNack',
+]);
+
+/**
+ * Checks the shape of `subscribe()` params: an object of known keys only. An unknown key is a
+ * mistake (`{ prefech: 10 }` would mean unlimited prefetch): a TypeError naming the nearest.
+ */
+export function checkSubscribeParams(params: unknown): asserts params is SubscribeParams {
+  if (typeof params !== 'object' || params === null) {
+    throw new TypeError('subscribe() params must be an object');
+  }
+  refuseUnknownKeys(params, SUBSCRIBE_PARAMS, 'subscribe parameter');
+}
+
+/**
+ * A subscriber callback. Its returned promise is awaited before the message is acked; what it
+ * throws (or rejects with) is reported to the queue's `onError`, in every ack mode.
+ */
 export type ConsumerCallback = (message: Message) => void | Promise<void>;
 
 /**
@@ -42,6 +67,8 @@ export interface ConsumerHost<E> {
   onCapacity(consumer: Subscription<E>): void;
   /** The consumer was cancelled: deliver nothing more to it. Its unacked stay settleable. */
   onCancel(consumer: Subscription<E>): void;
+  /** The consumer's callback threw or its promise rejected (after the message was settled). */
+  onCallbackError(consumer: Subscription<E>, error: unknown): void;
 }
 
 const resolved = Promise.resolve();
@@ -353,22 +380,23 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     let result: void | Promise<void>;
     try {
       result = callback(message);
-    } catch {
-      if (this.#autoAck) this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP);
-      return;
-    }
-    if (!this.#autoAck) {
-      if (result) result.catch(ignore);
+    } catch (error) {
+      this.#failed(message, error);
       return;
     }
     if (!result) {
-      this.#autoSettle(message, ACK);
+      if (this.#autoAck) this.#autoSettle(message, ACK);
       return;
     }
-    result.then(
-      () => this.#autoSettle(message, ACK),
-      () => this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP),
+    result.then(this.#autoAck ? () => this.#autoSettle(message, ACK) : ignore, (error: unknown) =>
+      this.#failed(message, error),
     );
+  }
+
+  /** The callback failed: nack it as told (unless it settles itself), then report. */
+  #failed(message: Message, error: unknown): void {
+    if (this.#autoAck) this.#autoSettle(message, this.#requeueOnNack ? REQUEUE : DROP);
+    this.#host.onCallbackError(this, error);
   }
 
   /** Settles on the callback's behalf, unless it settled the message itself. */

@@ -72,7 +72,7 @@ export class PriorityQueue extends ClassicQueue {
    * @throws PreconditionFailedError (406) for an invalid or inequivalent argument.
    */
   static async open(options: PriorityQueueOptions): Promise<PriorityQueue> {
-    const args = checkClassicOptions(options, 'PriorityQueue');
+    const args = checkClassicOptions(options, 'PriorityQueue', ['maxPriority']);
     let maxPriority = args.maxPriority;
     if (options.maxPriority !== undefined) {
       const sugar = checkClassicOptions(

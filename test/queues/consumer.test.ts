@@ -16,6 +16,7 @@ function recordingHost() {
       host.pump(c);
     },
     onCancel: () => events.push('cancel'),
+    onCallbackError: (_c, error) => events.push(`error ${(error as Error).message}`),
     pump(sub) {
       while (sub.capacity > 0 && pending.length > 0) {
         const entry = pending.shift()!;
@@ -77,6 +78,27 @@ describe('a subscription', () => {
     host.pump(sub);
     await flush();
     expect(events).toContain('reject x requeue=false');
+  });
+
+  test('reports a callback that throws or rejects, after settling it, in every ack mode', async () => {
+    for (const params of [{}, { noAck: true }, { manualAck: true }, { requeueOnNack: false }]) {
+      const { host, events, pending } = recordingHost();
+      const sub = new Subscription<string>(host, 'q', params, (m) => {
+        if (m.bodyString() === 'sync') throw new Error('sync boom');
+        return Promise.reject(new Error('async boom'));
+      });
+      pending.push('sync', 'async');
+      host.pump(sub);
+      await flush();
+      const reported = events.filter((e) => e.startsWith('error'));
+      expect(reported, JSON.stringify(params)).toEqual(['error sync boom', 'error async boom']);
+      if (!sub.noAck && params.manualAck !== true) {
+        // The nack comes first: the handler sees the queue as it is after it.
+        const nack = events.findIndex((e) => e.startsWith('reject sync'));
+        expect(nack).toBeGreaterThanOrEqual(0);
+        expect(events.indexOf('error sync boom')).toBeGreaterThan(nack);
+      }
+    }
   });
 
   test('manualAck leaves settling to the callback', async () => {

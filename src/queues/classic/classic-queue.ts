@@ -9,6 +9,15 @@
 
 import { type Clock, systemClock, type TimerHandle } from '../../clock.js';
 import {
+  type DropReason,
+  deadLetterChannel,
+  dropChannel,
+  type ErrorHandler,
+  type ErrorSource,
+  reportError,
+  warnOnError,
+} from '../../diagnostics.js';
+import {
   AbortedError,
   AccessRefusedError,
   ClosedError,
@@ -24,6 +33,7 @@ import type { MessageProperties, PublishBody, StoredMessage } from '../../messag
 import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Namespace, StorageAdapter } from '../../storage/types.js';
 import {
+  CLASSIC_ARGUMENTS,
   type ClassicArguments,
   classicArgumentsDiff,
   parseClassicArguments,
@@ -31,11 +41,12 @@ import {
 import {
   type ConsumerCallback,
   type ConsumerHost,
+  checkSubscribeParams,
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
-import { assertOpenOptions } from '../open-options.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
 import {
   type DeadLetterRouter,
   type DeathReason,
@@ -64,9 +75,34 @@ export interface ClassicQueueOptions {
   readonly deadLetter?: DeadLetterRouter;
   /** Called once when the queue deleted itself (`x-expires`) or was deleted. */
   readonly onDelete?: (name: string) => void;
-  /** Receives errors nobody awaits (a dead-letter route that failed). Default: ignored. */
-  readonly onError?: (error: unknown) => void;
+  /**
+   * Receives errors nobody awaits, with where they came from: a consumer callback that threw, a
+   * dead letter that could not be stored, a timer's work that failed. Default: a process warning.
+   */
+  readonly onError?: ErrorHandler;
+  /**
+   * Refuse what the queue would ignore: a queue argument it does not act on, a consumer
+   * argument it does not know (406, naming the nearest known one). Default false: unknown
+   * arguments are accepted, as brokers accept them.
+   */
+  readonly strict?: boolean;
 }
+
+/** The option keys of every classic queue kind's `open()`. */
+const CLASSIC_OPTIONS: readonly (keyof ClassicQueueOptions)[] = [
+  'name',
+  'storage',
+  'namespace',
+  'clock',
+  'arguments',
+  'deadLetter',
+  'onDelete',
+  'onError',
+  'strict',
+];
+
+/** Consumer arguments a classic queue acts on (strict mode refuses any other). */
+const CONSUMER_ARGUMENTS: readonly string[] = ['x-priority'];
 
 /** What a queue kind's `open()` hands to the `ClassicQueue` constructor. */
 export interface ClassicQueueInit {
@@ -80,7 +116,8 @@ export interface ClassicQueueInit {
   readonly clock: Clock;
   readonly deadLetter?: DeadLetterRouter | undefined;
   readonly onDelete?: ((name: string) => void) | undefined;
-  readonly onError?: ((error: unknown) => void) | undefined;
+  readonly onError?: ErrorHandler | undefined;
+  readonly strict?: boolean | undefined;
 }
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
@@ -120,7 +157,11 @@ export interface OpenedNamespace {
 export async function openClassicNamespace(
   options: ClassicQueueOptions,
   declared: ClassicArguments,
+  known: readonly string[] = CLASSIC_ARGUMENTS,
 ): Promise<OpenedNamespace> {
+  if (options.strict === true) {
+    refuseUnknownArguments(options.arguments, known, 'argument', options.name);
+  }
   const ownsStorage = options.storage === undefined;
   const storage = options.storage ?? memoryStorage();
   const namespace = await storage.namespace(options.namespace ?? options.name);
@@ -151,18 +192,38 @@ export function classicInit(
     deadLetter: options.deadLetter,
     onDelete: options.onDelete,
     onError: options.onError,
+    strict: options.strict,
   };
 }
 
-/** Checks the common options of a classic queue's `open()` and parses its arguments. */
-export function checkClassicOptions(
+/**
+ * Checks that the options of a classic queue's `open()` are an object with a name and known keys.
+ * @param extra the option keys of this kind besides the common ones.
+ */
+export function checkClassicOptionKeys(
   options: ClassicQueueOptions,
-  kind: 'Queue' | 'PriorityQueue' | 'LastValueQueue',
-): ClassicArguments {
+  kind: string,
+  extra: readonly string[],
+): void {
   if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
     throw new TypeError(`${kind}.open() needs options with a name`);
   }
-  assertOpenOptions(options, kind);
+  refuseUnknownKeys(options, new Set([...CLASSIC_OPTIONS, ...extra]), `${kind}.open() option`);
+  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+    throw new TypeError(`${kind}.open() option strict must be a boolean`);
+  }
+}
+
+/**
+ * Checks the common options of a classic queue's `open()` and parses its arguments.
+ * @param extra the option keys of this kind besides the common ones.
+ */
+export function checkClassicOptions(
+  options: ClassicQueueOptions,
+  kind: string,
+  extra: readonly string[] = [],
+): ClassicArguments {
+  checkClassicOptionKeys(options, kind, extra);
   if (
     options.arguments !== undefined &&
     (typeof options.arguments !== 'object' || options.arguments === null)
@@ -196,7 +257,8 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #namespace: Namespace;
   readonly #deadLetterRouter: DeadLetterRouter | undefined;
   readonly #onDelete: ((name: string) => void) | undefined;
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
   /** `x-message-ttl`, or Infinity. */
   readonly #queueTtl: number;
 
@@ -235,13 +297,16 @@ export class ClassicQueue implements AsyncDisposable {
     this.#namespace = init.namespace;
     this.#deadLetterRouter = init.deadLetter;
     this.#onDelete = init.onDelete;
-    this.#onError = init.onError ?? (() => {});
+    this.#onError = init.onError ?? warnOnError;
+    this.#strict = init.strict === true;
     this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
       onCapacity: () => this.#dispatch(),
       onCancel: (consumer) => this.#removeConsumer(consumer),
+      onCallbackError: (consumer, error) =>
+        this.reportError(error, 'consumer', consumer.consumerTag),
     };
     init.store.onDisplaced = (handle) => {
       if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
@@ -517,9 +582,9 @@ export class ClassicQueue implements AsyncDisposable {
     if (args.overflow !== 'drop-head') {
       const reason = this.#overLimit(1, message.body.length);
       if (reason !== undefined) {
-        if (args.overflow === 'reject-publish-dlx') {
-          this.#deadLetter(borrowed ? ownBody(message) : message, reason);
-        }
+        const dlx = args.overflow === 'reject-publish-dlx';
+        if (dropChannel.hasSubscribers) this.#publishDrop(message, 'overflow', dlx);
+        if (dlx) this.#deadLetter(borrowed ? ownBody(message) : message, reason);
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -558,7 +623,7 @@ export class ClassicQueue implements AsyncDisposable {
   };
 
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
-  #overLimit(count: number, bytes: number): DeathReason | undefined {
+  #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
     const { maxLength, maxLengthBytes } = this.arguments;
     if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
     if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
@@ -576,7 +641,7 @@ export class ClassicQueue implements AsyncDisposable {
       if (handle === NO_HANDLE) return;
       const message = this.store.message(handle);
       this.#removeReady(handle);
-      this.#deadLetter(message, reason);
+      this.#drop(message, reason);
     }
   }
 
@@ -588,11 +653,12 @@ export class ClassicQueue implements AsyncDisposable {
     callback: ConsumerCallback | undefined,
   ): Subscription<number> {
     this.#assertOpen();
-    if (typeof params !== 'object' || params === null) {
-      throw new TypeError('subscribe() params must be an object');
-    }
+    checkSubscribeParams(params);
     if (callback !== undefined && typeof callback !== 'function') {
       throw new TypeError('subscribe() callback must be a function');
+    }
+    if (this.#strict) {
+      refuseUnknownArguments(params.args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
     }
     const priority = consumerPriority(params.args?.['x-priority']);
     if (params.exclusive === true && this.arguments.singleActiveConsumer) {
@@ -716,7 +782,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (limit !== undefined && deliveries > limit) {
       const message = this.store.message(handle);
       this.#settle(handle);
-      this.#deadLetter(message, 'delivery_limit');
+      this.#drop(message, 'delivery_limit');
       return;
     }
     if (!this.store.requeue(handle)) {
@@ -740,7 +806,11 @@ export class ClassicQueue implements AsyncDisposable {
     this.#dispatchDeferred = true;
     setImmediate(() => {
       this.#dispatchDeferred = false;
-      this.#dispatch();
+      try {
+        this.#dispatch();
+      } catch (error) {
+        this.reportError(error, 'dispatch');
+      }
     });
   }
 
@@ -748,6 +818,21 @@ export class ClassicQueue implements AsyncDisposable {
   #removeReady(handle: number): void {
     this.store.remove(handle);
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
+  }
+
+  /** The queue discards a message by a rule of its own: say so, and dead-letter it. */
+  #drop(message: StoredMessage, reason: DeathReason & DropReason): void {
+    if (dropChannel.hasSubscribers) this.#publishDrop(message, reason, true);
+    this.#deadLetter(message, reason);
+  }
+
+  /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
+  #publishDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
+    const deadLettered =
+      dlx &&
+      this.arguments.deadLetterExchange !== undefined &&
+      this.#deadLetterRouter !== undefined;
+    dropChannel.publish({ queue: this.name, reason, message, deadLettered });
   }
 
   #deadLetter(message: StoredMessage, reason: DeathReason): void {
@@ -764,12 +849,28 @@ export class ClassicQueue implements AsyncDisposable {
     );
     // Through the default exchange the target is the routing key: cycles are dropped here.
     if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return;
+    if (deadLetterChannel.hasSubscribers) {
+      deadLetterChannel.publish({
+        queue: this.name,
+        reason,
+        exchange: copy.exchange,
+        routingKey: copy.routingKey,
+        message: copy,
+      });
+    }
     try {
       const result = router(copy);
-      if (result) result.catch(this.#onError);
+      if (result) result.catch(this.#onDeadLetterError);
     } catch (error) {
-      this.#onError(error);
+      this.#onDeadLetterError(error);
     }
+  }
+
+  readonly #onDeadLetterError = (error: unknown): void => this.reportError(error, 'dead-letter');
+
+  /** Reports an error nobody awaits through `onError` and `mqlite:error`. */
+  protected reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
+    reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -796,7 +897,7 @@ export class ClassicQueue implements AsyncDisposable {
   #expire(handle: number): void {
     const message = this.store.message(handle);
     this.#removeReady(handle);
-    this.#deadLetter(message, 'expired');
+    this.#drop(message, 'expired');
   }
 
   /** Expires every ready message whose time has come, wherever it is in the queue. */
@@ -822,7 +923,11 @@ export class ClassicQueue implements AsyncDisposable {
       this.#expiryTimer = undefined;
       this.#expiryTimerAt = Number.POSITIVE_INFINITY;
       if (this.#closed) return;
-      this.#expireDue();
+      try {
+        this.#expireDue();
+      } catch (error) {
+        this.reportError(error, 'expiry');
+      }
     }, at - this.clock.now());
   }
 
@@ -845,7 +950,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#expiresTimer = this.clock.setTimeout(() => {
       this.#expiresTimer = undefined;
       if (this.#closed || this.#inUse()) return;
-      this.delete().catch(this.#onError);
+      this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
     }, expires);
   }
 

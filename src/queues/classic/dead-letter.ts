@@ -2,6 +2,7 @@
  * Dead-lettering as RabbitMQ does it: the copy of a dead message that goes to the dead-letter
  * exchange carries an `x-death` history and loses its `expiration`.
  */
+import type { DeadLetterReason } from '../../diagnostics.js';
 import type {
   FieldTable,
   FieldValue,
@@ -10,7 +11,7 @@ import type {
 } from '../../message/types.js';
 
 /** Why a message was dead-lettered, as RabbitMQ writes it in `x-death`. */
-export type DeathReason = 'rejected' | 'expired' | 'maxlen' | 'maxlenbytes' | 'delivery_limit';
+export type DeathReason = DeadLetterReason;
 
 /**
  * Where a queue sends its dead messages. `message.exchange` and `message.routingKey` are the

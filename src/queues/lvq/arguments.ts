@@ -9,6 +9,7 @@
 import { inequivalentArg, invalidArg } from '../../errors.js';
 import {
   assertEquivalentClassicArguments,
+  CLASSIC_ARGUMENTS,
   type ClassicArguments,
   parseClassicArguments,
 } from '../arguments.js';
@@ -19,6 +20,13 @@ export const LVQ_ARGUMENT = 'qpid.last_value_queue';
 export const LVQ_KEY_ARGUMENT = 'qpid.last_value_queue_key';
 /** The key header of an LVQ declared without `qpid.last_value_queue_key`. */
 export const DEFAULT_LVQ_KEY = 'qpid.LVQ_key';
+
+/** The queue arguments a last-value queue acts on, or ignores as Qpid does (`x-max-priority`). */
+export const LVQ_ARGUMENTS: readonly string[] = [
+  ...CLASSIC_ARGUMENTS,
+  LVQ_ARGUMENT,
+  LVQ_KEY_ARGUMENT,
+];
 
 /** The validated declaration of a last-value queue. */
 export interface LvqDeclaration {

@@ -30,6 +30,7 @@ export class Browser implements Settlement, AsyncIterable<Message> {
   readonly #values: CurrentValues;
   readonly #callback: BrowseCallback | undefined;
   readonly #onCancel: (browser: Browser) => void;
+  readonly #onError: (browser: Browser, error: unknown) => void;
   #cancelled = false;
   /** A callback's promise is pending, or a pump is already running. */
   #busy = false;
@@ -40,11 +41,13 @@ export class Browser implements Settlement, AsyncIterable<Message> {
     values: CurrentValues,
     callback: BrowseCallback | undefined,
     onCancel: (browser: Browser) => void,
+    onError: (browser: Browser, error: unknown) => void,
   ) {
     this.consumerTag = generateConsumerTag();
     this.#values = values;
     this.#callback = callback;
     this.#onCancel = onCancel;
+    this.#onError = onError;
   }
 
   /** True until `cancel()`. */
@@ -122,11 +125,12 @@ export class Browser implements Settlement, AsyncIterable<Message> {
       let result: void | Promise<void>;
       try {
         result = callback(this.#message());
-      } catch {
-        continue; // nothing to requeue: the browser moves on
+      } catch (error) {
+        this.#onError(this, error); // nothing to requeue: the browser moves on
+        continue;
       }
       if (result) {
-        result.then(this.#resume, this.#resume);
+        result.then(this.#resume, this.#failed);
         return;
       }
     }
@@ -136,6 +140,11 @@ export class Browser implements Settlement, AsyncIterable<Message> {
   readonly #resume = (): void => {
     this.#busy = false;
     this.#pump();
+  };
+
+  readonly #failed = (error: unknown): void => {
+    this.#onError(this, error);
+    this.#resume();
   };
 
   #message(): Message {
@@ -151,12 +160,21 @@ export class BrowserSet {
   readonly #browsers = new Set<Browser>();
   readonly #onOpen: () => void;
   readonly #onClose: () => void;
+  readonly #onError: (browser: Browser, error: unknown) => void;
   #scheduled = false;
 
-  /** `onOpen`/`onClose` run as each browser starts and ends (the queue counts them). */
-  constructor(onOpen: () => void, onClose: () => void) {
+  /**
+   * `onOpen`/`onClose` run as each browser starts and ends (the queue counts them); `onError`
+   * when a browser's callback throws or its promise rejects.
+   */
+  constructor(
+    onOpen: () => void,
+    onClose: () => void,
+    onError: (browser: Browser, error: unknown) => void,
+  ) {
     this.#onOpen = onOpen;
     this.#onClose = onClose;
+    this.#onError = onError;
   }
 
   /** Browsers open now. */
@@ -166,9 +184,14 @@ export class BrowserSet {
 
   /** Registers a browser over `values` and starts it (a callback browser runs at once). */
   open(values: CurrentValues, callback: BrowseCallback | undefined): Browser {
-    const browser = new Browser(values, callback, (b) => {
-      if (this.#browsers.delete(b)) this.#onClose();
-    });
+    const browser = new Browser(
+      values,
+      callback,
+      (b) => {
+        if (this.#browsers.delete(b)) this.#onClose();
+      },
+      this.#onError,
+    );
     this.#browsers.add(browser);
     this.#onOpen();
     if (callback) queueMicrotask(() => browser.wake());

@@ -9,11 +9,11 @@ import {
   ClassicQueue,
   type ClassicQueueInit,
   type ClassicQueueOptions,
+  checkClassicOptionKeys,
   classicInit,
   openClassicNamespace,
 } from '../classic/classic-queue.js';
-import { assertOpenOptions } from '../open-options.js';
-import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from './arguments.js';
+import { LVQ_ARGUMENT, LVQ_ARGUMENTS, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from './arguments.js';
 import { type BrowseCallback, type Browser, BrowserSet } from './browse.js';
 import { ConflatingStore, LVQ_LOG } from './conflating-store.js';
 import { lvqKey } from './key.js';
@@ -76,6 +76,7 @@ export class LastValueQueue extends ClassicQueue {
   readonly #browsers = new BrowserSet(
     () => this.browserOpened(),
     () => this.browserClosed(),
+    (browser, error) => this.reportError(error, 'browser', browser.consumerTag),
   );
 
   private constructor(init: ClassicQueueInit, store: ConflatingStore) {
@@ -94,10 +95,7 @@ export class LastValueQueue extends ClassicQueue {
    * @throws PreconditionFailedError (406) for an invalid or inequivalent argument.
    */
   static async open(options: LastValueQueueOptions): Promise<LastValueQueue> {
-    if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
-      throw new TypeError('LastValueQueue.open() needs options with a name');
-    }
-    assertOpenOptions(options, 'LastValueQueue');
+    checkClassicOptionKeys(options, 'LastValueQueue', ['key']);
     const args = options.arguments ?? {};
     if (typeof args !== 'object' || args === null) {
       throw new TypeError('queue arguments must be an object');
@@ -125,7 +123,7 @@ export class LastValueQueue extends ClassicQueue {
         'a LastValueQueue cannot be declared with false',
       );
     }
-    const opened = await openClassicNamespace(options, declaration.classic);
+    const opened = await openClassicNamespace(options, declaration.classic, LVQ_ARGUMENTS);
     try {
       const meta = opened.namespace.meta;
       const stored = meta.get(KEY_META);

@@ -105,6 +105,12 @@ const ARGUMENT_NAMES: Readonly<Record<keyof StreamArguments, string>> = {
   segmentBytes: 'x-stream-max-segment-size-bytes',
 };
 
+/** The queue arguments a stream acts on (strict mode refuses any other). */
+export const STREAM_ARGUMENTS: readonly string[] = [
+  'x-queue-type',
+  ...Object.values(ARGUMENT_NAMES),
+];
+
 /**
  * The AMQP name of the first argument in which two normalized stream declarations differ, or
  * undefined when they are equivalent.

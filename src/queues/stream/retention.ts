@@ -54,23 +54,27 @@ export class StreamRetention {
   readonly #limits: StreamArguments;
   readonly #clock: Clock;
   readonly #onDrop: (dropped: number) => void;
+  readonly #onError: (error: unknown) => void;
   #timer: TimerHandle | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
 
   /**
    * @param onDrop called after segments were dropped, with the number of messages that went.
+   * @param onError receives the error of a run on the timer, which nobody awaits.
    */
   constructor(
     log: Log<unknown>,
     limits: StreamArguments,
     clock: Clock,
     onDrop: (dropped: number) => void,
+    onError: (error: unknown) => void,
   ) {
     this.#log = log;
     this.#limits = limits;
     this.#clock = clock;
     this.#onDrop = onDrop;
+    this.#onError = onError;
   }
 
   /** Drops what the limits no longer allow and re-arms the age timer. Returns messages dropped. */
@@ -106,7 +110,11 @@ export class StreamRetention {
     this.#timer = this.#clock.setTimeout(() => {
       this.#timer = undefined;
       this.#timerAt = Number.POSITIVE_INFINITY;
-      this.run();
+      try {
+        this.run();
+      } catch (error) {
+        this.#onError(error);
+      }
     }, delay);
   }
 

@@ -1,3 +1,4 @@
+import type { ErrorSource } from '../../diagnostics.js';
 import type { CompiledStreamFilter } from '../../filters/compile.js';
 import type { StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor } from '../../storage/types.js';
@@ -35,6 +36,8 @@ export interface StreamConsumerContext {
   closed(): boolean;
   /** Block summaries that let a filtered consumer skip history that cannot match. */
   readonly summaries: FilterSummaries;
+  /** Reports an error nobody awaits (its callback's, or a turn's that failed). */
+  reportError(error: unknown, source: ErrorSource, consumerTag: string): void;
 }
 
 /** How a stream consumer starts and tracks, decided by the stream from its arguments. */
@@ -216,6 +219,10 @@ export class StreamConsumer implements ConsumerHost<number> {
     this.#pump();
   }
 
+  onCallbackError(_consumer: Subscription<number>, error: unknown): void {
+    this.#context.reportError(error, 'consumer', this.tag);
+  }
+
   onCancel(): void {
     if (this.#parked && this.indexed) {
       // Waiting in an index, it matched nothing the stream has checked since it parked.
@@ -323,7 +330,11 @@ export class StreamConsumer implements ConsumerHost<number> {
     this.#turnScheduled = true;
     setImmediate(() => {
       this.#turnScheduled = false;
-      if (this.subscription.active) this.#pump();
+      try {
+        if (this.subscription.active) this.#pump();
+      } catch (error) {
+        this.#context.reportError(error, 'dispatch', this.tag);
+      }
     });
   }
 

@@ -1,11 +1,26 @@
 import { type Clock, systemClock } from '../../clock.js';
 import {
+  type ErrorHandler,
+  type ErrorSource,
+  reportError,
+  retentionChannel,
+  warnOnError,
+} from '../../diagnostics.js';
+import {
   ClosedError,
   inequivalentArg,
   NotImplementedError,
   PreconditionFailedError,
 } from '../../errors.js';
-import { checkGeoHeaders, GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
+import {
+  checkGeoHeaders,
+  FILTER_ARG,
+  GeoIndex,
+  MATCH_TYPE_ARG,
+  MATCH_UNFILTERED_ARG,
+  parseStreamFilter,
+  ValueIndex,
+} from '../../filters/index.js';
 import { messageViewCodec } from '../../message/codec.js';
 import { normalizeMessage } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
@@ -13,14 +28,16 @@ import { memoryStorage } from '../../storage/memory.js';
 import type { JsonValue, Log, Namespace, StorageAdapter } from '../../storage/types.js';
 import {
   type ConsumerCallback,
+  checkSubscribeParams,
   generateConsumerTag,
   type SubscribeParams,
   type Subscription,
 } from '../consumer.js';
-import { assertOpenOptions } from '../open-options.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
 import {
   parseStreamArguments,
+  STREAM_ARGUMENTS,
   type StreamArguments,
   type StreamDeclaration,
   streamArgumentsDiff,
@@ -44,7 +61,31 @@ export interface StreamQueueOptions extends StreamDeclaration {
   readonly clock?: Clock;
   /** Called once when the stream was deleted. */
   readonly onDelete?: (name: string) => void;
+  /**
+   * Receives errors nobody awaits, with where they came from (a consumer callback that threw,
+   * retention that failed). Default: a process warning.
+   */
+  readonly onError?: ErrorHandler;
+  /**
+   * Refuse what the stream would ignore: a queue argument it does not act on, a consumer
+   * argument it does not know (406, naming the nearest known one). Default false.
+   */
+  readonly strict?: boolean;
 }
+
+const STREAM_OPTIONS: ReadonlySet<string> = new Set<keyof StreamQueueOptions>([
+  'name',
+  'storage',
+  'namespace',
+  'clock',
+  'onDelete',
+  'onError',
+  'strict',
+  'durable',
+  'exclusive',
+  'autoDelete',
+  'arguments',
+]);
 
 /** What `open()` hands to the constructor. */
 interface StreamInit {
@@ -57,6 +98,8 @@ interface StreamInit {
   readonly log: Log<StoredMessage>;
   readonly clock: Clock;
   readonly onDelete: ((name: string) => void) | undefined;
+  readonly onError: ErrorHandler;
+  readonly strict: boolean;
 }
 
 /** Prefetch of a stream consumer that gave none: streams need a bounded window. */
@@ -68,6 +111,15 @@ const MATCH_BATCH = 64;
 const LOG_NAME = 'messages';
 const ARGUMENTS_KEY = 'stream.arguments';
 const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
+/** Consumer arguments a stream knows (strict mode refuses any other). */
+const CONSUMER_ARGUMENTS: readonly string[] = [
+  'x-stream-offset',
+  TRACKING_ARG,
+  FILTER_ARG,
+  MATCH_TYPE_ARG,
+  MATCH_UNFILTERED_ARG,
+  'x-priority',
+];
 
 /**
  * A stream: an append-only log that any number of consumers read independently, each from its
@@ -103,6 +155,8 @@ export class StreamQueue implements AsyncDisposable {
   readonly #log: Log<StoredMessage>;
   readonly #clock: Clock;
   readonly #onDelete: ((name: string) => void) | undefined;
+  readonly #onError: ErrorHandler;
+  readonly #strict: boolean;
   readonly #offsets: OffsetStore;
   readonly #retention: StreamRetention;
   readonly #consumers = new Map<string, StreamConsumer>();
@@ -157,10 +211,18 @@ export class StreamQueue implements AsyncDisposable {
     this.#log = log;
     this.#clock = clock;
     this.#onDelete = init.onDelete;
+    this.#onError = init.onError;
+    this.#strict = init.strict;
     this.#offsets = new OffsetStore(namespace.meta);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
-    this.#retention = new StreamRetention(log, init.arguments, clock, () => this.#afterDrop());
+    this.#retention = new StreamRetention(
+      log,
+      init.arguments,
+      clock,
+      (dropped) => this.#afterDrop(dropped, 'retention'),
+      (error) => this.#reportError(error, 'retention'),
+    );
     this.#context = {
       log,
       offsets: this.#offsets,
@@ -170,6 +232,7 @@ export class StreamQueue implements AsyncDisposable {
       scanned: () => this.#scanned,
       closed: () => this.#closed,
       summaries: this.#summaries,
+      reportError: (error, source, consumerTag) => this.#reportError(error, source, consumerTag),
     };
   }
 
@@ -183,9 +246,14 @@ export class StreamQueue implements AsyncDisposable {
    */
   static async open(options: StreamQueueOptions): Promise<StreamQueue> {
     if (typeof options?.name !== 'string') throw new TypeError('StreamQueue.open() needs a name');
-    assertOpenOptions(options, 'StreamQueue');
+    refuseUnknownKeys(options, STREAM_OPTIONS, 'StreamQueue.open() option');
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+      throw new TypeError('StreamQueue.open() option strict must be a boolean');
+    }
     const name = options.name;
     const declared = parseStreamArguments(options);
+    const strict = options.strict === true;
+    if (strict) refuseUnknownArguments(options.arguments, STREAM_ARGUMENTS, 'argument', name);
     const ownsStorage = options.storage === undefined;
     const storage = options.storage ?? memoryStorage();
     const namespace = await storage.namespace(options.namespace ?? name);
@@ -208,6 +276,8 @@ export class StreamQueue implements AsyncDisposable {
       log,
       clock: options.clock ?? systemClock,
       onDelete: options.onDelete,
+      onError: options.onError ?? warnOnError,
+      strict,
     });
     queue.#runRetention();
     queue.#resummarize();
@@ -358,7 +428,7 @@ export class StreamQueue implements AsyncDisposable {
       const log = this.#open();
       const segments = log.segments();
       const dropped = log.dropBefore(segments[segments.length - 1]!.firstOffset);
-      this.#afterDrop();
+      this.#afterDrop(dropped, 'purge');
       return Promise.resolve(dropped);
     } catch (error) {
       return Promise.reject(error);
@@ -393,9 +463,7 @@ export class StreamQueue implements AsyncDisposable {
 
   #subscribe(params: SubscribeParams, callback: ConsumerCallback | undefined) {
     const log = this.#open();
-    if (typeof params !== 'object' || params === null) {
-      throw new TypeError('subscribe() params must be an object');
-    }
+    checkSubscribeParams(params);
     if (params.noAck === true) {
       throw new PreconditionFailedError(
         'stream consumers must acknowledge messages (noAck is not allowed)',
@@ -412,6 +480,9 @@ export class StreamQueue implements AsyncDisposable {
     const args = params.args ?? {};
     if (args['x-priority'] !== undefined) {
       throw new PreconditionFailedError('consumer priority (x-priority) is not allowed on streams');
+    }
+    if (this.#strict) {
+      refuseUnknownArguments(args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
     }
     const explicit = args['x-stream-offset'];
     const spec = explicit === undefined ? undefined : parseOffsetSpec(explicit);
@@ -453,7 +524,13 @@ export class StreamQueue implements AsyncDisposable {
   readonly #afterPublish = (): void => {
     this.#tickScheduled = false;
     if (this.#closed) return;
-    if (this.#log.bytes >= this.#rollCheckBytes) this.#runRetention();
+    if (this.#log.bytes >= this.#rollCheckBytes) {
+      try {
+        this.#runRetention();
+      } catch (error) {
+        this.#reportError(error, 'retention');
+      }
+    }
     this.#wakeIndexed();
     if (this.#waiting.size === 0) return;
     // Swap sets: a woken waiter that reaches the end again parks in the fresh one.
@@ -567,10 +644,18 @@ export class StreamQueue implements AsyncDisposable {
   }
 
   /** Segments were dropped: forget stored offsets that point before the oldest message. */
-  #afterDrop(): void {
-    this.#offsets.dropBefore(this.#log.firstOffset);
-    this.#summaries.dropBefore(this.#log.firstOffset);
+  #afterDrop(dropped: number, cause: 'retention' | 'purge'): void {
+    const firstOffset = this.#log.firstOffset;
+    this.#offsets.dropBefore(firstOffset);
+    this.#summaries.dropBefore(firstOffset);
     this.#updateRollCheck();
+    if (dropped > 0 && retentionChannel.hasSubscribers) {
+      retentionChannel.publish({ queue: this.name, cause, messages: dropped, firstOffset });
+    }
+  }
+
+  #reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
+    reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
   #updateRollCheck(): void {

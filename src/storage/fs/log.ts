@@ -9,6 +9,7 @@
  * tail segment's unindexed end is scanned and a torn last write cut off.
  */
 import path from 'node:path';
+import { errorChannel } from '../../diagnostics.js';
 import { ClosedError, CorruptionError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { FsCursor } from './cursor.js';
@@ -744,6 +745,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
       try {
         this.#compact(seg);
       } catch (error) {
+        // Later syncs reject with it; an idle log would keep it to itself until then.
+        if (errorChannel.hasSubscribers) errorChannel.publish({ error, source: 'compaction' });
         this.#scheduler.fail(error as Error);
         return;
       }

@@ -7,6 +7,7 @@
  * when a valid run follows the bad one, a bad run is damage, reported as a `CorruptionError`
  * naming the file and byte position, never skipped in silence.
  */
+import { recoveryChannel } from '../../diagnostics.js';
 import { CorruptionError } from '../../errors.js';
 import {
   BAD_CHECKSUM,
@@ -18,6 +19,7 @@ import {
   frameTimestamp,
   INCOMPLETE,
   statedRunEnd,
+  u32,
 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
 import type { Segment } from './segment.js';
@@ -97,8 +99,34 @@ function bad(
   if (!tail || validRunFollows(io, fd, seg.layout, pos, fileSize)) {
     throw corruptRecord(seg.file, pos, why);
   }
+  if (recoveryChannel.hasSubscribers) publishCut(io, fd, seg.file, pos, fileSize, why);
   seg.fileSize = seg.size = pos;
   return pos;
+}
+
+/** Publishes the torn tail about to be cut on `mqlite:recovery`, with the frames begun in it. */
+function publishCut(
+  io: FsIo,
+  fd: number,
+  file: string,
+  position: number,
+  fileSize: number,
+  reason: string,
+): void {
+  const tail = Buffer.allocUnsafe(fileSize - position);
+  const n = readFully(io, fd, tail, 0, tail.length, position);
+  let records = 0;
+  // By their stated lengths; a partial header, or a length past the end, is the last one.
+  for (let at = 0; at < n; records++)
+    at += n - at < FRAME_HEADER ? n : FRAME_HEADER + u32(tail, at);
+  recoveryChannel.publish({
+    file,
+    position,
+    records,
+    bytes: fileSize - position,
+    reason,
+    action: 'cut',
+  });
 }
 
 /** Whether the run after the (bad) one at `pos`, by the lengths it states, is valid. */

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { Broker } from '../../src/broker.js';
+import { PreconditionFailedError } from '../../src/errors.js';
+import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
+import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
+import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
+
+const unknownArg = (arg: string, queue: string, nearest: string) =>
+  `PRECONDITION_FAILED - unknown argument '${arg}' for queue '${queue}' in vhost '/' (did you mean '${nearest}'?)`;
+
+describe('strict mode', () => {
+  it('is off by default: unknown x- arguments are accepted, as brokers accept them', async () => {
+    await using broker = await Broker.open();
+    const q = await broker.queue('jobs', {
+      arguments: { 'x-max-lenght': 5, 'x-queue-mode': 'lazy' },
+    });
+    await q.subscribe({ args: { 'x-priorty': 1 } }, () => {});
+  });
+
+  it('refuses an unknown queue argument of each kind with 406 and the nearest name', async () => {
+    await using broker = await Broker.open({ strict: true });
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['jobs', { 'x-max-lenght': 5 }, 'x-max-lenght', 'x-max-length'],
+      ['prio', { 'x-max-priority': 5, 'x-message-tll': 5 }, 'x-message-tll', 'x-message-ttl'],
+      [
+        'lvq',
+        { 'qpid.last_value_queue': true, 'qpid.last_value_queue_kye': 'k' },
+        'qpid.last_value_queue_kye',
+        'qpid.last_value_queue_key',
+      ],
+      ['events', { 'x-queue-type': 'stream', 'x-max-agee': '1D' }, 'x-max-agee', 'x-max-age'],
+    ];
+    for (const [name, args, arg, nearest] of cases) {
+      const declare = broker.queue(name, { arguments: args });
+      await expect(declare).rejects.toThrow(PreconditionFailedError);
+      await expect(broker.queue(name, { arguments: args })).rejects.toThrow(
+        unknownArg(arg, name, nearest),
+      );
+    }
+    // Nothing was declared, and an argument of another kind is unknown too.
+    expect(broker.queues()).toEqual([]);
+    await expect(broker.queue('q', { arguments: { 'x-max-age': '1D' } })).rejects.toThrow(
+      "unknown argument 'x-max-age' for queue 'q'",
+    );
+    await expect(broker.queue('q', { arguments: { 'x-queue-mode': 'lazy' } })).rejects.toThrow(
+      "PRECONDITION_FAILED - unknown argument 'x-queue-mode' for queue 'q' in vhost '/'",
+    );
+    // Every argument mqlite acts on passes.
+    await broker.queue('full', {
+      arguments: {
+        'x-queue-type': 'classic',
+        'x-max-priority': 3,
+        'x-message-ttl': 1000,
+        'x-expires': 60_000,
+        'x-max-length': 10,
+        'x-max-length-bytes': 1000,
+        'x-overflow': 'reject-publish',
+        'x-delivery-limit': 3,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': 'dlq',
+        'x-single-active-consumer': true,
+      },
+    });
+  });
+
+  it('refuses unknown consumer arguments, classic and stream', async () => {
+    await using broker = await Broker.open({ strict: true });
+    const q = await broker.queue('jobs');
+    await expect(q.subscribe({ args: { 'x-priorty': 1 } }, () => {})).rejects.toThrow(
+      "PRECONDITION_FAILED - unknown consumer argument 'x-priorty' for queue 'jobs' in vhost '/' (did you mean 'x-priority'?)",
+    );
+    expect(q.consumerCount).toBe(0);
+    await q.subscribe({ args: { 'x-priority': 1 } }, () => {});
+    const events = await broker.queue('events', { type: 'stream' });
+    await expect(
+      events.subscribe({ args: { 'x-stream-ofset': 'first' } }, () => {}),
+    ).rejects.toThrow(
+      "unknown consumer argument 'x-stream-ofset' for queue 'events' in vhost '/' (did you mean 'x-stream-offset'?)",
+    );
+    await events.subscribe(
+      {
+        args: {
+          'x-stream-offset': 'first',
+          'x-stream-filter': 'a',
+          'x-filter-match-type': 'any',
+          'x-stream-match-unfiltered': true,
+          'x-stream-automatic-offset-tracking': true,
+        },
+      },
+      () => {},
+    );
+  });
+
+  it('applies to the config and to queues opened without a broker', async () => {
+    await expect(
+      Broker.open({
+        strict: true,
+        config: { queues: { jobs: { arguments: { 'x-max-lenght': 1 } } } },
+      }),
+    ).rejects.toThrow("unknown argument 'x-max-lenght' for queue 'jobs'");
+    await expect(
+      PriorityQueue.open({ name: 'p', maxPriority: 2, strict: true, arguments: { 'x-expire': 5 } }),
+    ).rejects.toThrow(unknownArg('x-expire', 'p', 'x-expires'));
+    await expect(
+      StreamQueue.open({ name: 's', strict: true, arguments: { 'x-max-lenght': 5 } }),
+    ).rejects.toThrow(unknownArg('x-max-lenght', 's', 'x-max-length'));
+    const q = await Queue.open({ name: 'q', strict: true });
+    await expect(q.subscribe({ args: { 'x-stream-offset': 1 } })).rejects.toThrow(
+      "unknown consumer argument 'x-stream-offset' for queue 'q'",
+    );
+    await q.close();
+    await expect(Broker.open({ strict: 1 as unknown as boolean })).rejects.toThrow(
+      new TypeError('Broker option strict must be a boolean'),
+    );
+  });
+});
+
+describe('option keys, strict or not', () => {
+  it('an unknown subscribe parameter is a TypeError naming the nearest one', async () => {
+    await using broker = await Broker.open();
+    const q = await broker.queue('jobs');
+    await expect(q.subscribe({ prefech: 10 } as never, () => {})).rejects.toThrow(
+      new TypeError("unknown subscribe parameter 'prefech' (did you mean 'prefetch'?)"),
+    );
+    const events = await broker.queue('events', { type: 'stream' });
+    await expect(events.subscribe({ noack: false } as never, () => {})).rejects.toThrow(
+      new TypeError("unknown subscribe parameter 'noack' (did you mean 'noAck'?)"),
+    );
+    expect(q.consumerCount + events.consumerCount).toBe(0);
+  });
+
+  it("an unknown option of a queue's open() is a TypeError", async () => {
+    await expect(StreamQueue.open({ name: 's', maxAge: '1D' } as never)).rejects.toThrow(
+      new TypeError("unknown StreamQueue.open() option 'maxAge'"),
+    );
+    await expect(LastValueQueue.open({ name: 'l', kye: 'k' } as never)).rejects.toThrow(
+      new TypeError("unknown LastValueQueue.open() option 'kye' (did you mean 'key'?)"),
+    );
+    await expect(PriorityQueue.open({ name: 'p', maxPriorty: 3 } as never)).rejects.toThrow(
+      new TypeError(
+        "unknown PriorityQueue.open() option 'maxPriorty' (did you mean 'maxPriority'?)",
+      ),
+    );
+    await expect(Queue.open({ name: 'q', argument: {} } as never)).rejects.toThrow(
+      new TypeError("unknown Queue.open() option 'argument' (did you mean 'arguments'?)"),
+    );
+  });
+});
