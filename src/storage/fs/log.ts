@@ -9,7 +9,7 @@
  * tail segment's unindexed end is scanned and a torn last write cut off.
  */
 import path from 'node:path';
-import { ClosedError, CorruptionError } from '../../errors.js';
+import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { FsCursor } from './cursor.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
@@ -67,6 +67,8 @@ const MARKS_FILE = '~deleted';
 export interface LogContext {
   readonly io: FsIo;
   readonly policy: FsyncPolicy;
+  /** Receives what recovery cut or repaired. */
+  readonly report: (loss: DataLossError) => void;
   /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
   readonly onClose: () => void;
 }
@@ -82,6 +84,14 @@ function undecodable(seg: Segment, bytes: Uint8Array, at: number, cause: unknown
   return new CorruptionError(
     `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
     { cause },
+  );
+}
+
+function tornWrite(file: string, end: number, size: number): DataLossError {
+  return new DataLossError(
+    'torn-write',
+    `cut ${size - end} bytes of an unconfirmed write off the end of ${file} at byte ${end}`,
+    { file, position: end, end: size, bytes: size - end },
   );
 }
 
@@ -483,8 +493,17 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const file = path.join(this.#dir, OPTIONS_FILE);
     const stored = readFile(this.io, file);
     if (stored) {
-      const options = JSON.parse(stored.toString('utf8')) as { segmentBytes?: unknown };
-      if (typeof options.segmentBytes === 'number') return options.segmentBytes;
+      let options: { segmentBytes?: unknown } | null;
+      try {
+        options = JSON.parse(stored.toString('utf8')) as typeof options;
+      } catch (cause) {
+        throw new CorruptionError(`${file} is not JSON`, { cause, file });
+      }
+      const size = options?.segmentBytes;
+      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
+        throw new CorruptionError(`${file} holds no valid segmentBytes`, { file });
+      }
+      return size;
     }
     replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), false);
     return segmentBytes;
@@ -542,7 +561,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
       const covered = readSegmentIndex(this.io, seg, size);
       if (covered < size) {
         const end = scanSegment(this.io, fd, seg, Math.max(covered, FILE_HEADER), size, tail);
-        if (end < size) this.io.ftruncateSync(fd, end);
+        if (end < size) {
+          this.#ctx.report(tornWrite(file, end, size));
+          this.io.ftruncateSync(fd, end);
+        }
         if (covered <= FILE_HEADER) seg.verifiedTo = end;
       }
       if (tail) {
