@@ -484,6 +484,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         if (entry && this.#entries.get(name) === entry) this.#forget(name);
       },
       onError: this.#onError,
+      onDataLoss: (loss) => this.#damaged.report(loss),
     });
     if (this.#storage.supports.persistent) {
       saveOwnDeclaration((await this.#storage.namespace(name)).meta, declaration);

@@ -3,6 +3,7 @@
  * this table is the one place that knows their factories, so the Broker stays kind-agnostic.
  */
 import type { Clock } from '../clock.js';
+import type { DataLossError } from '../errors.js';
 import { parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
@@ -42,6 +43,8 @@ export interface KindContext {
   readonly onDelete: () => void;
   /** Errors nobody awaits (a dead-letter route that failed). */
   readonly onError: (error: unknown) => void;
+  /** Stored data found lost or moved past on open. */
+  readonly onDataLoss: (loss: DataLossError) => void;
 }
 
 interface Kind {
@@ -98,6 +101,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         namespace: c.namespace,
         clock: c.clock,
         onDelete: c.onDelete,
+        onDataLoss: c.onDataLoss,
       }),
   },
 };

@@ -194,6 +194,12 @@ export interface Log<T> {
   isDeleted(offset: number): boolean;
   /** Rolls over to a fresh active segment (so that every earlier segment can be dropped). */
   roll(): void;
+  /**
+   * Optional (adapters that can lose records to damage): moves `nextOffset` forward to `offset`
+   * (nothing if it is not ahead), in a fresh active segment, so that offsets a lost segment
+   * held are never handed out again.
+   */
+  advanceTo?(offset: number): void;
   /** Drops every record (all segments; offsets keep counting). */
   truncate(): void;
   /** Flushes and releases the log. Further calls throw MQLITE_CLOSED. */

@@ -268,3 +268,103 @@ describe('missing queue data', () => {
     }
   });
 });
+
+describe("a stream's lost segments", () => {
+  const STREAM = {
+    arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 400 },
+  } as const;
+
+  /** A stream of 100 messages in small segments, all acked by consumer `reader`. */
+  async function seedStream(): Promise<string[]> {
+    const broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const events = (await broker.queue('events', STREAM)) as StreamQueue;
+    for (let i = 0; i < 100; i++) await events.publish(`event ${i}`);
+    await events.subscribe({ tag: 'reader' }, (message) => message.ack());
+    for (let round = 0; events.storedOffset('reader') !== 101; round++) {
+      if (round > 10_000) throw new Error('the consumer never acked everything');
+      await new Promise(setImmediate);
+    }
+    await broker.close();
+    return fs
+      .readdirSync(file('events', 'messages'))
+      .filter((f) => f.endsWith('.seg'))
+      .sort();
+  }
+
+  async function reopened(reports: unknown[]) {
+    const { broker } = await open(reports);
+    const events = (await broker.queue('events', STREAM)) as StreamQueue;
+    return { broker, events };
+  }
+
+  it('a missing middle segment is reported as a gap, once', async () => {
+    const segments = await seedStream();
+    expect(segments.length).toBeGreaterThan(3);
+    const lost = segments[1]!;
+    const lostFirst = framesOf(file('events', 'messages', lost))[0]!.offset;
+    fs.rmSync(file('events', 'messages', lost));
+    fs.rmSync(file('events', 'messages', lost.replace('.seg', '.idx')), { force: true });
+    const reports: unknown[] = [];
+    const { broker, events } = await reopened(reports);
+    expect(reports).toEqual([
+      expect.objectContaining({ kind: 'gap', records: expect.any(Number) }),
+    ]);
+    expect((reports[0] as DataLossError).message).toContain(`offsets ${lostFirst} to`);
+    expect(events.nextOffset).toBe(101);
+    await broker.close();
+    const again: unknown[] = [];
+    await (await reopened(again)).broker.close();
+    expect(again).toEqual([]);
+  });
+
+  it('a missing tail segment moves the stream past the offsets it handed out', async () => {
+    const segments = await seedStream();
+    const tail = segments.at(-1)!;
+    const tailFirst = framesOf(file('events', 'messages', tail))[0]!.offset;
+    fs.rmSync(file('events', 'messages', tail));
+    fs.rmSync(file('events', 'messages', tail.replace('.seg', '.idx')), { force: true });
+    const reports: unknown[] = [];
+    const { broker, events } = await reopened(reports);
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'reset', records: 101 - tailFirst }),
+      ]);
+      expect(events.nextOffset).toBe(101);
+      await events.publish('after');
+      const got: number[] = [];
+      await events.subscribe({ tag: 'reader' }, (message) => {
+        got.push(message.offset!);
+        message.ack();
+      });
+      for (let round = 0; got.length === 0; round++) {
+        if (round > 10_000) throw new Error('nothing delivered');
+        await new Promise(setImmediate);
+      }
+      expect(got).toEqual([101]);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('with every segment gone, offsets do not rewind below the stored ones', async () => {
+    const segments = await seedStream();
+    for (const seg of segments) fs.rmSync(file('events', 'messages', seg));
+    for (const f of fs.readdirSync(file('events', 'messages'))) {
+      if (f.endsWith('.idx')) fs.rmSync(file('events', 'messages', f));
+    }
+    const reports: unknown[] = [];
+    const { broker, events } = await reopened(reports);
+    try {
+      expect(reports).toEqual([expect.objectContaining({ kind: 'reset', records: 100 })]);
+      expect(events.nextOffset).toBe(101);
+      expect(events.storedOffset('reader')).toBe(101);
+    } finally {
+      await broker.close();
+    }
+    const again: unknown[] = [];
+    const next = await reopened(again);
+    expect(next.events.nextOffset).toBe(101);
+    await next.broker.close();
+    expect(again).toEqual([]);
+  });
+});

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../../clock.js';
 import {
   ClosedError,
+  type DataLossError,
   inequivalentArg,
   NotImplementedError,
   PreconditionFailedError,
@@ -24,6 +25,7 @@ import {
   type StreamDeclaration,
   streamArgumentsDiff,
 } from './arguments.js';
+import { checkContinuity } from './continuity.js';
 import { parseOffsetSpec, resolveOffsetSpec } from './offset-spec.js';
 import { type ReadOptions, StreamReader } from './reader.js';
 import { StreamRetention } from './retention.js';
@@ -43,6 +45,8 @@ export interface StreamQueueOptions extends StreamDeclaration {
   readonly clock?: Clock;
   /** Called once when the stream was deleted. */
   readonly onDelete?: (name: string) => void;
+  /** Receives the offsets found lost on open (see `continuity.ts`); the broker's `onError`. */
+  readonly onDataLoss?: (loss: DataLossError) => void;
 }
 
 /** What `open()` hands to the constructor. */
@@ -65,6 +69,7 @@ export const DEFAULT_STREAM_PREFETCH = 1000;
 const MATCH_BATCH = 64;
 
 const LOG_NAME = 'messages';
+const ignoreLoss = () => {};
 const ARGUMENTS_KEY = 'stream.arguments';
 const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
 
@@ -197,6 +202,7 @@ export class StreamQueue implements AsyncDisposable {
     const log = await namespace.openLog(LOG_NAME, messageViewCodec, {
       segmentBytes: args.segmentBytes,
     });
+    checkContinuity(name, log, namespace.meta, options.onDataLoss ?? ignoreLoss);
     const queue = new StreamQueue({
       name,
       arguments: args,

@@ -353,6 +353,13 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (this.#active.span > 0) this.#roll();
   }
 
+  advanceTo(offset: number): void {
+    this.#check();
+    if (!Number.isSafeInteger(offset) || offset <= this.#nextOffset) return;
+    this.#roll(offset);
+    this.#nextOffset = offset;
+  }
+
   truncate(): void {
     this.#check();
     this.#batchLen = 0;
@@ -669,8 +676,11 @@ export class FsLog<T> implements Log<T>, FrameSource {
     allDone(jobs, done);
   }
 
-  /** Seals the active segment (writing its index) and starts a new one. */
-  #roll(): Segment {
+  /**
+   * Seals the active segment (writing its index) and starts a new one at `firstOffset`; an empty
+   * one sealed goes at once.
+   */
+  #roll(firstOffset = this.#nextOffset): Segment {
     this.#writeOrFail();
     const old = this.#active;
     old.trim();
@@ -679,7 +689,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#unindexed.push(old);
     this.#scheduler.touch();
     this.#open.add(old);
-    const seg = this.#create(old.id + 1, this.#nextOffset);
+    const seg = this.#create(old.id + 1, firstOffset);
     // Segments of one log hold similar records: skip the tables' doubling from empty.
     seg.reserve(old.slots);
     this.#segs.push(seg);
