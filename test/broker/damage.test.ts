@@ -346,6 +346,23 @@ describe("a stream's lost segments", () => {
     }
   });
 
+  it("a damaged record of a stream's ~meta is reported, not a silent reset of its offsets", async () => {
+    await seedStream();
+    const meta = file('events', '~meta');
+    const bytes = fs.readFileSync(meta);
+    flipByte(meta, bytes.lastIndexOf('stream.offset.reader') + 3);
+    const reports: unknown[] = [];
+    const { broker } = await reopened(reports);
+    try {
+      expect(reports).toContainEqual(
+        expect.objectContaining({ kind: 'skipped', file: meta, position: expect.any(Number) }),
+      );
+      expect(fs.readFileSync(`${meta}.damaged`).length).toBe(bytes.length);
+    } finally {
+      await broker.close();
+    }
+  });
+
   it('with every segment gone, offsets do not rewind below the stored ones', async () => {
     const segments = await seedStream();
     for (const seg of segments) fs.rmSync(file('events', 'messages', seg));
