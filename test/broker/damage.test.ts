@@ -231,6 +231,24 @@ describe("the broker's metadata", () => {
     }
   });
 
+  it('a malformed declaration keeps only its queue closed', async () => {
+    await seed();
+    const storage = fsStorage({ dir });
+    (await storage.namespace('')).meta.set('queue:jobs', { durable: 'yes' });
+    await storage.close();
+    const { broker, reports } = await open();
+    try {
+      expect(broker.damaged()).toEqual([
+        { name: 'jobs', declaration: undefined, error: expect.any(CorruptionError) },
+      ]);
+      expect(reports).toEqual([broker.damaged()[0]!.error]);
+      expect(messages(broker, 'events')).toBe(100);
+      await expect(broker.queue('jobs')).rejects.toBe(broker.damaged()[0]!.error);
+    } finally {
+      await broker.close();
+    }
+  });
+
   it('a queue directory no declaration names is listed as damaged, not forgotten', async () => {
     await seed();
     const storage = fsStorage({ dir });
