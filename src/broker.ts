@@ -7,6 +7,7 @@
  */
 
 import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './broker/config.js';
+import { type DamagedQueue, DamagedQueues } from './broker/damaged-queues.js';
 import { createDeadLetterRouter } from './broker/dead-letter.js';
 import {
   type Declaration,
@@ -32,13 +33,22 @@ import {
 } from './broker/queue-handle.js';
 import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
 import { checkQueueName } from './broker/queue-name.js';
-import { BROKER_NAMESPACE, BrokerRegistry } from './broker/registry.js';
+import {
+  BROKER_NAMESPACE,
+  BrokerRegistry,
+  loadOwnDeclaration,
+  type StoredQueue,
+  saveOwnDeclaration,
+} from './broker/registry.js';
 import { BrokerSession, type SessionHost } from './broker/session.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from './diagnostics.js';
 import {
   assertOpen,
   ClosedError,
+  CorruptionError,
+  DataLossError,
+  type MqliteError,
   NoRouteError,
   NotFoundError,
   PreconditionFailedError,
@@ -72,8 +82,11 @@ export interface BrokerOptions {
   /**
    * Receives errors no caller awaits, with where they came from (`context.source`, `queue`,
    * `consumerTag`): a consumer callback that threw (whatever its ack mode), a dead letter its
-   * target could not store, a timer's work that failed. Default: a process warning. Every such
-   * error is also published on the `mqlite:error` diagnostics channel.
+   * target could not store, a timer's work that failed, and every report of damaged stored data
+   * (`source: 'storage'`): a queue that could not be opened (a `CorruptionError`, see
+   * `broker.damaged()`) and what recovery cut, skipped, restored or reset (a `DataLossError`).
+   * Default: a process warning. Every such error is also published on the `mqlite:error`
+   * diagnostics channel.
    */
   onError?: ErrorHandler;
   /**
@@ -85,6 +98,7 @@ export interface BrokerOptions {
   strict?: boolean;
 }
 
+export type { DamagedQueue } from './broker/damaged-queues.js';
 export type {
   BrokerExchange,
   ExchangeOptions,
@@ -114,6 +128,11 @@ export interface QueueInfo extends QueueStats {
   readonly autoDelete: boolean;
   /** The arguments it was declared with (sugar merged in). */
   readonly arguments: Readonly<FieldTable>;
+  /**
+   * Set when the queue's stored data could not be opened (its statistics are then 0): calls on it
+   * fail with this error until it is deleted. See `broker.damaged()`.
+   */
+  readonly damaged?: MqliteError;
 }
 
 interface Entry {
@@ -187,11 +206,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   };
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
+  readonly #damaged: DamagedQueues;
 
   private constructor(
     storage: StorageAdapter,
     clock: Clock,
     namespace: Namespace,
+    damaged: DamagedQueues,
     onError: ErrorHandler,
     strict: boolean,
   ) {
@@ -200,11 +221,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#clock = clock;
     this.#onError = onError;
     this.#strict = strict;
+    this.#damaged = damaged;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
     this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
       vhost: VHOST,
-      hasDestination: (queue) => this.#entries.has(queue),
+      hasDestination: (queue) => this.#entries.has(queue) || this.#damaged.has(queue),
       onChange: (exchange) => {
         this.#registry.saveExchange(exchange, this.#exchanges.exchangeToJSON(exchange));
       },
@@ -241,12 +263,16 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const storage = options.storage ?? memoryStorage();
     let broker: Broker | undefined;
     try {
+      const onError = options.onError ?? warnOnError;
+      const damaged = new DamagedQueues(onError);
+      storage.onDataLoss?.((loss) => damaged.report(loss));
       const namespace = await storage.namespace(BROKER_NAMESPACE);
       broker = new Broker(
         storage,
         options.clock ?? systemClock,
         namespace,
-        options.onError ?? warnOnError,
+        damaged,
+        onError,
         options.strict === true,
       );
       await broker.#restore();
@@ -361,17 +387,26 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   /** Every queue, in name order, with its declaration and statistics. */
   queues(): QueueInfo[] {
     assertOpen(this.closed, 'broker');
-    return [...this.#entries.values()]
-      .sort((a, b) => (a.declaration.name < b.declaration.name ? -1 : 1))
-      .map(({ declaration: d, queue }) => ({
-        name: d.name,
-        kind: d.kind,
-        durable: d.durable,
-        exclusive: d.exclusive,
-        autoDelete: d.autoDelete,
-        arguments: d.arguments,
-        ...queueStats(queue),
-      }));
+    const listed = [...this.#entries.values()].map(({ declaration, queue }) =>
+      queueInfo(declaration, queueStats(queue)),
+    );
+    for (const { declaration, error } of this.#damaged.list()) {
+      if (declaration) listed.push({ ...queueInfo(declaration, NO_STATS), damaged: error });
+    }
+    return listed.sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  /**
+   * The queues whose stored data could not be opened, in name order: a damaged file of theirs,
+   * a missing directory, or a directory no declaration names. Each was reported through
+   * `onError` when the broker opened; the other queues opened as usual. A damaged queue is
+   * listed by `queues()` (when its declaration is known) with `damaged` set; declaring, binding,
+   * purging or publishing to it fails with its error; `deleteQueue()` removes it with its data,
+   * after which it can be declared anew.
+   */
+  damaged(): DamagedQueue[] {
+    assertOpen(this.closed, 'broker');
+    return this.#damaged.list();
   }
 
   /**
@@ -435,6 +470,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   #passive(name: string, owner: object): BrokerQueue {
     assertOpen(this.closed, 'broker');
+    this.#checkDamaged(name);
     const entry = this.#entries.get(name);
     if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
     this.#checkOwner(entry, owner, undefined);
@@ -444,6 +480,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   async #create(declaration: Declaration, owner: object): Promise<BrokerQueue> {
     assertOpen(this.closed, 'broker');
+    this.#checkDamaged(declaration.name);
     const existing = this.#entries.get(declaration.name);
     if (existing) {
       this.#checkOwner(existing, owner, declaration.exclusive);
@@ -477,7 +514,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       },
       onError: this.#onError,
       strict: this.#strict,
+      onDataLoss: (loss) => this.#damaged.report(loss, name),
     });
+    if (this.#storage.supports.persistent) {
+      saveOwnDeclaration((await this.#storage.namespace(name)).meta, declaration);
+    }
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
     this.#entries.set(name, entry);
@@ -522,6 +563,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   #delete(name: string, options: DeleteQueueOptions = {}): Promise<number> {
     return this.#serialized(async () => {
+      if (this.#damaged.has(name)) {
+        await this.#storage.deleteNamespace(name);
+        this.#damaged.delete(name);
+        this.#forget(name);
+        return 0;
+      }
       const entry = this.#entries.get(name);
       if (!entry) return 0;
       const stats = queueStats(entry.queue);
@@ -553,13 +600,19 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   #entry(name: string): Entry {
     assertOpen(this.closed, 'broker');
-    const entry = this.#entries.get(checkQueueName(name));
+    this.#checkDamaged(checkQueueName(name));
+    const entry = this.#entries.get(name);
     if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
     return entry;
   }
 
   #reportError(error: unknown, source: ErrorSource, queue?: string): void {
     reportError(this.#onError, error, source, queue);
+  }
+
+  #checkDamaged(name: string): void {
+    const error = this.#damaged.errorOf(name);
+    if (error) throw error;
   }
 
   /** Runs `task` after every structural operation before it. */
@@ -571,28 +624,86 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   /**
    * Reopens the stored queues; transient ones (non-durable or exclusive) are deleted, and so are
-   * the bindings that led to them, as at a broker restart.
+   * the bindings that led to them, as at a broker restart. A queue that cannot be opened is kept
+   * apart as damaged (see `damaged()`), and a queue directory no declaration names is declared
+   * again from the copy of its declaration it holds, or kept apart if it holds none.
    */
   async #restore(): Promise<void> {
-    for (const declaration of this.#registry.load()) {
-      if (declaration.durable && !declaration.exclusive) {
-        await this.#open(declaration, undefined);
-      } else {
-        await this.#storage.deleteNamespace(declaration.name);
-        this.#registry.remove(declaration.name);
-      }
+    const stored = this.#registry.load();
+    const onDisk = this.#storage.supports.persistent
+      ? new Set(await this.#storage.listNamespaces())
+      : undefined;
+    onDisk?.delete(BROKER_NAMESPACE);
+    for (const queue of stored) {
+      const present = !onDisk || onDisk.delete(queue.name);
+      await this.#restoreQueue(queue, present);
     }
+    for (const name of onDisk ?? []) await this.#adoptOrphan(name);
     for (const exchange of this.#exchanges.list()) {
       for (const { destination } of this.#exchanges.bindings(exchange.name)) {
-        if (!this.#entries.has(destination)) this.#exchanges.removeDestination(destination);
+        if (!this.#entries.has(destination) && !this.#damaged.has(destination)) {
+          this.#exchanges.removeDestination(destination);
+        }
       }
     }
     await this.#registry.sync();
   }
 
+  async #restoreQueue({ name, declaration, error }: StoredQueue, present: boolean): Promise<void> {
+    if (!declaration) return this.#damaged.quarantine(name, undefined, error);
+    if (!declaration.durable || declaration.exclusive) {
+      await this.#storage.deleteNamespace(name);
+      this.#registry.remove(name);
+      return;
+    }
+    if (!present) {
+      return this.#damaged.quarantine(
+        name,
+        declaration,
+        new CorruptionError(
+          `the data of queue '${name}' in vhost '${VHOST}' is missing: its directory does not exist`,
+        ),
+      );
+    }
+    try {
+      await this.#open(declaration, undefined);
+    } catch (cause) {
+      this.#damaged.quarantine(name, declaration, cause);
+    }
+  }
+
+  /** A queue directory that no stored declaration names. */
+  async #adoptOrphan(name: string): Promise<void> {
+    let declaration: Declaration | undefined;
+    try {
+      declaration = loadOwnDeclaration((await this.#storage.namespace(name)).meta, name);
+    } catch (cause) {
+      return this.#damaged.quarantine(name, undefined, cause);
+    }
+    if (!declaration) {
+      return this.#damaged.quarantine(
+        name,
+        undefined,
+        new CorruptionError(
+          `queue directory '${name}' is named by no declaration in the broker's metadata and holds none of its own`,
+        ),
+      );
+    }
+    this.#damaged.report(
+      new DataLossError(
+        'restored',
+        `queue '${name}' in vhost '${VHOST}' was missing from the broker's metadata; declared again from the copy in its directory`,
+      ),
+      name,
+    );
+    this.#registry.save(declaration);
+    await this.#restoreQueue({ name, declaration }, true);
+  }
+
   /** Runs a bind or unbind for a queue that must exist, and persists the change. */
   async #bindings(queue: string, change: () => boolean): Promise<void> {
     assertOpen(this.closed, 'broker');
+    this.#checkDamaged(queue);
     if (!this.#entries.has(queue))
       throw new NotFoundError(`no queue '${queue}' in vhost '${VHOST}'`);
     if (change()) await this.#registry.sync();
@@ -630,24 +741,33 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         this.#unroutableDropped++;
         return Promise.resolve();
       }
-      // Bindings go with their queue (see #forget), so every target is a live entry.
+      // Bindings go with their queue (see #forget), so every target is a live or damaged entry.
       if (targets.size === 1) {
-        for (const name of targets) return this.#entries.get(name)!.queue.publishMessage(message);
+        for (const name of targets) return this.#storeIn(name, message);
       }
       const stored: Promise<void>[] = [];
-      for (const name of targets) {
-        stored.push(this.#entries.get(name)!.queue.publishMessage(message));
-      }
+      for (const name of targets) stored.push(this.#storeIn(name, message));
       return Promise.all(stored).then(ignore);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** Validates every config entry first, so a bad config declares nothing. */
+  /** Stores a routed message in a queue; a damaged one refuses it with its error. */
+  #storeIn(name: string, message: ReturnType<typeof normalizeMessage>): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (entry) return entry.queue.publishMessage(message);
+    return Promise.reject(this.#damaged.errorOf(name));
+  }
+
+  /**
+   * Validates every config entry first, so a bad config declares nothing. Damaged queues are
+   * left as they are (they were reported).
+   */
   async #applyConfig(config: LoadedConfig): Promise<void> {
     const declarations: Declaration[] = [];
     for (const { name, options } of config.queues) {
+      if (this.#damaged.has(name)) continue;
       try {
         const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
         const existing = this.#entries.get(name);
@@ -688,6 +808,26 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 }
 
 function ignore(): void {}
+
+const NO_STATS: QueueStats = {
+  messages: 0,
+  messagesReady: 0,
+  messagesUnacknowledged: 0,
+  bytes: 0,
+  consumers: 0,
+};
+
+function queueInfo(d: Declaration, stats: QueueStats): QueueInfo {
+  return {
+    name: d.name,
+    kind: d.kind,
+    durable: d.durable,
+    exclusive: d.exclusive,
+    autoDelete: d.autoDelete,
+    arguments: d.arguments,
+    ...stats,
+  };
+}
 
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
 function touch(queue: AnyQueue): void {

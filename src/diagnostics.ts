@@ -101,7 +101,9 @@ export type ErrorSource =
   /** The broker writing its declarations. */
   | 'registry'
   /** Storage rewriting a segment in the background. */
-  | 'compaction';
+  | 'compaction'
+  /** Stored data found damaged, cut, restored or moved past on open (see `broker.damaged()`). */
+  | 'storage';
 
 /** What `onError` is told about an error besides the error itself. */
 export interface ErrorContext {

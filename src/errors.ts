@@ -12,6 +12,7 @@ export type MqliteErrorCode =
   | 'MQLITE_NOT_IMPLEMENTED'
   | 'MQLITE_CLOSED'
   | 'MQLITE_CORRUPTION'
+  | 'MQLITE_DATA_LOSS'
   | 'MQLITE_ACCESS_REFUSED'
   | 'MQLITE_RESOURCE_LOCKED'
   | 'MQLITE_QUEUE_FULL'
@@ -95,11 +96,65 @@ export class ClosedError extends MqliteError {
   }
 }
 
-/** Stored data failed its checksum or could not be decoded. */
+/** Where stored data is damaged: the file and, when known, the byte range. */
+export interface DamageLocation {
+  /** The damaged (or missing) file. */
+  readonly file?: string | undefined;
+  /** Byte position where the damage starts. */
+  readonly position?: number | undefined;
+  /** Byte position where intact data resumes (or the file ended). */
+  readonly end?: number | undefined;
+}
+
+/** Stored data failed its checksum, could not be decoded, or is missing. */
 export class CorruptionError extends MqliteError {
   override name = 'CorruptionError';
-  constructor(detail: string, options?: ErrorOptions) {
-    super('MQLITE_CORRUPTION', ReplyCode.INTERNAL_ERROR, detail, options);
+  readonly file: string | undefined;
+  readonly position: number | undefined;
+  readonly end: number | undefined;
+  constructor(detail: string, options?: ErrorOptions & DamageLocation, code?: MqliteErrorCode) {
+    super(code ?? 'MQLITE_CORRUPTION', ReplyCode.INTERNAL_ERROR, detail, options);
+    this.file = options?.file;
+    this.position = options?.position;
+    this.end = options?.end;
+  }
+}
+
+/** What recovery did about damaged or missing data (see {@link DataLossError}). */
+export type DataLossKind =
+  /** An unconfirmed last write, cut short by a crash, was cut off. */
+  | 'torn-write'
+  /** Damaged bytes were skipped; the intact records before and after them were kept. */
+  | 'skipped'
+  /** A missing or unreadable file was replaced by its previous version. */
+  | 'restored'
+  /** A file or directory that should exist does not. */
+  | 'missing'
+  /** Offsets are missing between two retained ones. */
+  | 'gap'
+  /** A counter was moved past damage so that no offset is handed out twice. */
+  | 'reset';
+
+/**
+ * Recovery lost or changed stored data and carried on: reported through the broker's `onError`
+ * (never thrown at a caller), with where and how much.
+ */
+export class DataLossError extends CorruptionError {
+  override name = 'DataLossError';
+  readonly kind: DataLossKind;
+  /** Records (messages, metadata entries) lost, when known. */
+  readonly records: number | undefined;
+  /** Bytes cut or skipped, when known. */
+  readonly bytes: number | undefined;
+  constructor(
+    kind: DataLossKind,
+    detail: string,
+    options?: ErrorOptions & DamageLocation & { records?: number; bytes?: number },
+  ) {
+    super(detail, options, 'MQLITE_DATA_LOSS');
+    this.kind = kind;
+    this.records = options?.records;
+    this.bytes = options?.bytes;
   }
 }
 

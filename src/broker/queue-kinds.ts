@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
+import type { DataLossError } from '../errors.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
@@ -45,6 +46,8 @@ export interface KindContext {
   readonly onError: ErrorHandler;
   /** Refuse unknown queue and consumer arguments. */
   readonly strict: boolean;
+  /** Stored data found lost or moved past on open. */
+  readonly onDataLoss: (loss: DataLossError) => void;
 }
 
 interface Kind {
@@ -110,6 +113,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         onDelete: c.onDelete,
         onError: c.onError,
         strict: c.strict,
+        onDataLoss: c.onDataLoss,
       }),
   },
 };

@@ -4,6 +4,8 @@
  * (`exchange:<name>` → its declaration and the bindings whose source it is), so that reopening a
  * broker on the same storage declares every queue and exchange again and finds its messages.
  */
+
+import stableJson from 'fast-json-stable-stringify';
 import { CorruptionError } from '../errors.js';
 import { fromJsonTable, toJsonTable } from '../exchanges/field-values.js';
 import type { ExchangeRecord, ExchangesSnapshot } from '../exchanges/registry.js';
@@ -28,6 +30,48 @@ interface QueueRecord {
   readonly arguments: { readonly [key: string]: JsonValue };
 }
 
+/** A stored queue declaration, or why it cannot be read. */
+export type StoredQueue =
+  | { readonly name: string; readonly declaration: Declaration; readonly error?: undefined }
+  | { readonly name: string; readonly declaration?: undefined; readonly error: CorruptionError };
+
+/**
+ * Key of a queue's copy of its own declaration, in its namespace's metadata: a queue directory
+ * whose entry in the broker's metadata was lost is declared again from it.
+ */
+const OWN_DECLARATION_KEY = 'broker.declaration';
+
+/** The stored form of a declaration. */
+function declarationRecord(declaration: Declaration): JsonValue {
+  const record: QueueRecord = {
+    durable: declaration.durable,
+    exclusive: declaration.exclusive,
+    autoDelete: declaration.autoDelete,
+    arguments: toJsonTable(declaration.arguments),
+  };
+  return record as unknown as JsonValue;
+}
+
+/** Stores a queue's declaration in its own namespace's metadata (if it differs). */
+export function saveOwnDeclaration(meta: MetaStore, declaration: Declaration): void {
+  const record = declarationRecord(declaration);
+  const stored = meta.get(OWN_DECLARATION_KEY);
+  if (stored === undefined || stableJson(stored) !== stableJson(record)) {
+    meta.set(OWN_DECLARATION_KEY, record);
+  }
+}
+
+/**
+ * The declaration a queue's namespace holds of itself, undefined when it holds none (written by
+ * a version that did not keep one).
+ *
+ * @throws CorruptionError when it is malformed.
+ */
+export function loadOwnDeclaration(meta: MetaStore, name: string): Declaration | undefined {
+  const stored = meta.get(OWN_DECLARATION_KEY);
+  return stored === undefined ? undefined : decode(name, stored);
+}
+
 /** Declared queues and durable exchanges, persisted in the broker namespace's metadata. */
 export class BrokerRegistry {
   readonly #meta: MetaStore;
@@ -36,25 +80,26 @@ export class BrokerRegistry {
     this.#meta = meta;
   }
 
-  /** Every stored declaration, in name order. */
-  load(): Declaration[] {
-    const out: Declaration[] = [];
+  /**
+   * Every stored declaration, in name order; a record that cannot be read is returned as its
+   * error, so that one damaged record costs only its queue.
+   */
+  load(): StoredQueue[] {
+    const out: StoredQueue[] = [];
     for (const [key, value] of this.#meta.entries(QUEUE_PREFIX)) {
       const name = key.slice(QUEUE_PREFIX.length);
-      out.push(decode(name, value));
+      try {
+        out.push({ name, declaration: decode(name, value) });
+      } catch (error) {
+        out.push({ name, error: error as CorruptionError });
+      }
     }
     return out;
   }
 
   /** Records a declaration (applied at once, durable after `sync()`). */
   save(declaration: Declaration): void {
-    const record: QueueRecord = {
-      durable: declaration.durable,
-      exclusive: declaration.exclusive,
-      autoDelete: declaration.autoDelete,
-      arguments: toJsonTable(declaration.arguments),
-    };
-    this.#meta.set(QUEUE_PREFIX + declaration.name, record as unknown as JsonValue);
+    this.#meta.set(QUEUE_PREFIX + declaration.name, declarationRecord(declaration));
   }
 
   /** Forgets a queue. */

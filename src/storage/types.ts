@@ -11,6 +11,7 @@
  * the call is as durable as the adapter's fsync policy promises. Many appends in one tick
  * share one write and one promise, which is what makes a per-message publish cheap.
  */
+import type { DataLossError } from '../errors.js';
 
 /** Turns the records of one log into bytes and back. Only persistent adapters encode. */
 export interface RecordCodec<T> {
@@ -193,6 +194,12 @@ export interface Log<T> {
   isDeleted(offset: number): boolean;
   /** Rolls over to a fresh active segment (so that every earlier segment can be dropped). */
   roll(): void;
+  /**
+   * Optional (adapters that can lose records to damage): moves `nextOffset` forward to `offset`
+   * (nothing if it is not ahead), in a fresh active segment, so that offsets a lost segment
+   * held are never handed out again.
+   */
+  advanceTo?(offset: number): void;
   /** Drops every record (all segments; offsets keep counting). */
   truncate(): void;
   /** Flushes and releases the log. Further calls throw MQLITE_CLOSED. */
@@ -239,6 +246,13 @@ export interface Namespace {
 /** A storage adapter. `memoryStorage()` is the default; `fsStorage({ dir })` is durable. */
 export interface StorageAdapter {
   readonly supports: StorageFeatures;
+  /**
+   * Optional (persistent adapters): sets the one receiver of what recovery cut, skipped or
+   * restored on open (a torn last write cut off, damaged bytes skipped, a file restored from its
+   * previous version), each a `DataLossError` with file, position and counts. Losses found before
+   * it is set are handed to it at once. The broker sets it to its `onError`.
+   */
+  onDataLoss?(listener: (loss: DataLossError) => void): void;
   /** Opens a namespace (creating it if needed). Any string is a valid name. */
   namespace(name: string): Promise<Namespace>;
   /** Names of all namespaces that exist. */

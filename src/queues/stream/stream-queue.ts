@@ -8,6 +8,7 @@ import {
 } from '../../diagnostics.js';
 import {
   ClosedError,
+  type DataLossError,
   inequivalentArg,
   NotImplementedError,
   PreconditionFailedError,
@@ -42,6 +43,7 @@ import {
   type StreamDeclaration,
   streamArgumentsDiff,
 } from './arguments.js';
+import { checkContinuity } from './continuity.js';
 import { parseOffsetSpec, resolveOffsetSpec } from './offset-spec.js';
 import { type ReadOptions, StreamReader } from './reader.js';
 import { StreamRetention } from './retention.js';
@@ -71,6 +73,8 @@ export interface StreamQueueOptions extends StreamDeclaration {
    * argument it does not know (406, naming the nearest known one). Default false.
    */
   readonly strict?: boolean;
+  /** Receives the offsets found lost on open (see `continuity.ts`); the broker's `onError`. */
+  readonly onDataLoss?: (loss: DataLossError) => void;
 }
 
 const STREAM_OPTIONS: ReadonlySet<string> = new Set<keyof StreamQueueOptions>([
@@ -81,6 +85,7 @@ const STREAM_OPTIONS: ReadonlySet<string> = new Set<keyof StreamQueueOptions>([
   'onDelete',
   'onError',
   'strict',
+  'onDataLoss',
   'durable',
   'exclusive',
   'autoDelete',
@@ -109,6 +114,7 @@ export const DEFAULT_STREAM_PREFETCH = 1000;
 const MATCH_BATCH = 64;
 
 const LOG_NAME = 'messages';
+const ignoreLoss = () => {};
 const ARGUMENTS_KEY = 'stream.arguments';
 const TRACKING_ARG = 'x-stream-automatic-offset-tracking';
 /** Consumer arguments a stream knows (strict mode refuses any other). */
@@ -267,6 +273,7 @@ export class StreamQueue implements AsyncDisposable {
     const log = await namespace.openLog(LOG_NAME, messageViewCodec, {
       segmentBytes: args.segmentBytes,
     });
+    checkContinuity(name, log, namespace.meta, options.onDataLoss ?? ignoreLoss);
     const queue = new StreamQueue({
       name,
       arguments: args,

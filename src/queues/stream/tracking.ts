@@ -26,6 +26,15 @@ export class OffsetStore {
     if (this.#meta.get(key) !== offset) this.#meta.set(key, offset);
   }
 
+  /** The highest stored offset, or undefined when none is stored. */
+  highest(): number | undefined {
+    let highest: number | undefined;
+    for (const [, value] of this.#meta.entries(KEY_PREFIX)) {
+      if (typeof value === 'number' && (highest === undefined || value > highest)) highest = value;
+    }
+    return highest;
+  }
+
   /** Forgets every stored offset that points before `firstOffset` (its messages are gone). */
   dropBefore(firstOffset: number): void {
     const stale: string[] = [];

@@ -7,7 +7,7 @@
  * directory: opening takes the `LOCK` file and closing releases it (see lock.ts).
  */
 import path from 'node:path';
-import { ClosedError } from '../../errors.js';
+import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Namespace, StorageAdapter, StorageFeatures } from '../types.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
@@ -62,7 +62,7 @@ export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (typeof options !== 'object' || options === null || typeof options.dir !== 'string') {
     throw new TypeError('fsStorage needs { dir: string }');
   }
-  const settings: FsSettings = {
+  const settings = {
     io: options.io ?? nodeIo,
     policy: checkFsyncPolicy(options.fsync ?? 'always'),
     segmentBytes: checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES),
@@ -83,10 +83,19 @@ class FsAdapter implements StorageAdapter {
   readonly #namespaces = new Map<string, FsNamespace>();
   readonly #unlock: () => void;
   #closed = false;
+  /** Losses found before anyone listened, handed to the first listener. */
+  readonly #unheard: DataLossError[] = [];
+  #listener: ((loss: DataLossError) => void) | undefined;
 
-  constructor(dir: string, settings: FsSettings) {
+  constructor(dir: string, settings: Omit<FsSettings, 'report'>) {
     this.#dir = dir;
-    this.#settings = settings;
+    this.#settings = {
+      ...settings,
+      report: (loss) => {
+        if (this.#listener) this.#listener(loss);
+        else this.#unheard.push(loss);
+      },
+    };
     settings.io.mkdirSync(dir);
     this.#unlock = lockDirectory(dir);
     try {
@@ -95,6 +104,11 @@ class FsAdapter implements StorageAdapter {
       this.#unlock();
       throw error;
     }
+  }
+
+  onDataLoss(listener: (loss: DataLossError) => void): void {
+    this.#listener = listener;
+    for (const loss of this.#unheard.splice(0)) listener(loss);
   }
 
   async namespace(name: string): Promise<Namespace> {

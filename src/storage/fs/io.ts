@@ -40,6 +40,8 @@ export interface FsIo {
   /** Removes a file or a directory tree; a missing path is not an error. */
   rmSync(path: string): void;
   existsSync(path: string): boolean;
+  /** Whether `path` is a directory (false when it is missing or anything else). */
+  isDirectorySync(path: string): boolean;
 }
 
 /** The real file system. */
@@ -69,6 +71,7 @@ export const nodeIo: FsIo = {
   },
   rmSync: (path) => fs.rmSync(path, { recursive: true, force: true }),
   existsSync: (path) => fs.existsSync(path),
+  isDirectorySync: (path) => fs.statSync(path, { throwIfNoEntry: false })?.isDirectory() === true,
 };
 
 /** Writes all of `length` bytes, looping over short writes. */

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { errorChannel } from '../../diagnostics.js';
-import { ClosedError, CorruptionError } from '../../errors.js';
+import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { FsCursor } from './cursor.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
@@ -68,6 +68,8 @@ const MARKS_FILE = '~deleted';
 export interface LogContext {
   readonly io: FsIo;
   readonly policy: FsyncPolicy;
+  /** Receives what recovery cut or repaired. */
+  readonly report: (loss: DataLossError) => void;
   /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
   readonly onClose: () => void;
 }
@@ -83,6 +85,14 @@ function undecodable(seg: Segment, bytes: Uint8Array, at: number, cause: unknown
   return new CorruptionError(
     `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
     { cause },
+  );
+}
+
+function tornWrite(file: string, end: number, size: number): DataLossError {
+  return new DataLossError(
+    'torn-write',
+    `cut ${size - end} bytes of an unconfirmed write off the end of ${file} at byte ${end}`,
+    { file, position: end, end: size, bytes: size - end },
   );
 }
 
@@ -344,6 +354,13 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (this.#active.span > 0) this.#roll();
   }
 
+  advanceTo(offset: number): void {
+    this.#check();
+    if (!Number.isSafeInteger(offset) || offset <= this.#nextOffset) return;
+    this.#roll(offset);
+    this.#nextOffset = offset;
+  }
+
   truncate(): void {
     this.#check();
     this.#batchLen = 0;
@@ -484,8 +501,17 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const file = path.join(this.#dir, OPTIONS_FILE);
     const stored = readFile(this.io, file);
     if (stored) {
-      const options = JSON.parse(stored.toString('utf8')) as { segmentBytes?: unknown };
-      if (typeof options.segmentBytes === 'number') return options.segmentBytes;
+      let options: { segmentBytes?: unknown } | null;
+      try {
+        options = JSON.parse(stored.toString('utf8')) as typeof options;
+      } catch (cause) {
+        throw new CorruptionError(`${file} is not JSON`, { cause, file });
+      }
+      const size = options?.segmentBytes;
+      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
+        throw new CorruptionError(`${file} holds no valid segmentBytes`, { file });
+      }
+      return size;
     }
     replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), false);
     return segmentBytes;
@@ -543,7 +569,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
       const covered = readSegmentIndex(this.io, seg, size);
       if (covered < size) {
         const end = scanSegment(this.io, fd, seg, Math.max(covered, FILE_HEADER), size, tail);
-        if (end < size) this.io.ftruncateSync(fd, end);
+        if (end < size) {
+          this.#ctx.report(tornWrite(file, end, size));
+          this.io.ftruncateSync(fd, end);
+        }
         if (covered <= FILE_HEADER) seg.verifiedTo = end;
       }
       if (tail) {
@@ -648,8 +677,11 @@ export class FsLog<T> implements Log<T>, FrameSource {
     allDone(jobs, done);
   }
 
-  /** Seals the active segment (writing its index) and starts a new one. */
-  #roll(): Segment {
+  /**
+   * Seals the active segment (writing its index) and starts a new one at `firstOffset`; an empty
+   * one sealed goes at once.
+   */
+  #roll(firstOffset = this.#nextOffset): Segment {
     this.#writeOrFail();
     const old = this.#active;
     old.trim();
@@ -658,7 +690,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#unindexed.push(old);
     this.#scheduler.touch();
     this.#open.add(old);
-    const seg = this.#create(old.id + 1, this.#nextOffset);
+    const seg = this.#create(old.id + 1, firstOffset);
     // Segments of one log hold similar records: skip the tables' doubling from empty.
     seg.reserve(old.slots);
     this.#segs.push(seg);

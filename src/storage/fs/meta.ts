@@ -3,19 +3,31 @@
  * persisted as an append-only file of checksummed JSON records, `[key, value]` or `[key]` for a
  * deletion. Only the latest value of each key changed in a tick is written, so a
  * consumer offset stored on every ack costs one record per batch. The file is compacted (rewritten
- * with the live entries, atomically) on open and whenever it has grown well past them. A torn last
- * record, from a crash mid-write, is dropped on open.
+ * with the live entries, atomically) on open and whenever it has grown well past them; the file it
+ * replaces is kept as `~meta.prev`, restored from when `~meta` is missing. Reading survives
+ * damage (see meta-records.ts): a torn last record or damaged bytes are reported and skipped, and
+ * the file as found is kept as `~meta.damaged` before the rewrite, so nothing is cut away unseen.
  */
 
 import path from 'node:path';
-import { ClosedError } from '../../errors.js';
+import { ClosedError, DataLossError } from '../../errors.js';
 import { frozenJsonCopy } from '../json-value.js';
 import type { JsonValue, MetaStore } from '../types.js';
-import { crc32 } from './checksum.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
-import { allDone, type FsIo, fsyncDir, readFile, replaceFileOpen, writeFully } from './io.js';
+import {
+  allDone,
+  type FsIo,
+  fsyncDir,
+  readFile,
+  replaceFile,
+  replaceFileOpen,
+  writeFully,
+} from './io.js';
+import { type MetaRead, metaRecord, readMetaRecords } from './meta-records.js';
 
-const HEAD = 8;
+/** The version a rewrite replaced, and the file as found when recovery skipped part of it. */
+export const PREVIOUS_SUFFIX = '.prev';
+export const DAMAGED_SUFFIX = '.damaged';
 /** Records in the file beyond which it is compacted, if they outnumber live keys fourfold. */
 const COMPACT_AFTER = 1024;
 
@@ -39,9 +51,24 @@ export class FsMetaStore implements MetaStore {
   /** Fsyncs in flight, during which replaced descriptors stay open. */
   #pinned = 0;
   readonly #retired: number[] = [];
+  readonly #report: (loss: DataLossError) => void;
+  /** The file on disk is whole (not one recovery read around damage): worth keeping as previous. */
+  #intact = true;
 
-  constructor(io: FsIo, file: string, policy: FsyncPolicy, what: string, isClosed: () => boolean) {
+  /**
+   * @param expected whether the namespace holds data, so that a missing file is a loss to report.
+   */
+  constructor(
+    io: FsIo,
+    file: string,
+    policy: FsyncPolicy,
+    what: string,
+    isClosed: () => boolean,
+    report: (loss: DataLossError) => void,
+    expected: boolean,
+  ) {
     this.#io = io;
+    this.#report = report;
     this.#file = file;
     this.#fsync = policy !== 'never';
     this.#what = what;
@@ -50,7 +77,7 @@ export class FsMetaStore implements MetaStore {
       flush: () => this.#flush(),
       fsync: (done) => this.#fsyncFile(done),
     });
-    this.#load();
+    this.#load(expected);
   }
 
   get(key: string): JsonValue | undefined {
@@ -121,29 +148,68 @@ export class FsMetaStore implements MetaStore {
     if (this.#isClosed()) throw new ClosedError(`${this.#what} is closed`);
   }
 
-  #load(): void {
-    const buf = readFile(this.#io, this.#file);
-    let at = 0;
-    let records = 0;
-    if (buf) {
-      while (at + HEAD <= buf.length) {
-        const end = at + HEAD + buf.readUInt32LE(at);
-        if (end > buf.length) break;
-        const body = buf.subarray(at + HEAD, end);
-        if (crc32(body) !== buf.readUInt32LE(at + 4)) break;
-        const [key, value] = JSON.parse(body.toString('utf8')) as [string, JsonValue?];
-        if (value === undefined) this.#map.delete(key);
-        else this.#map.set(key, frozenJsonCopy(value));
-        records++;
-        at = end;
+  #load(expected: boolean): void {
+    let buf = readFile(this.#io, this.#file);
+    let restored = false;
+    if (!buf) {
+      buf = readFile(this.#io, this.#file + PREVIOUS_SUFFIX);
+      restored = buf !== undefined;
+      if (restored || expected) {
+        this.#report(
+          new DataLossError(
+            restored ? 'restored' : 'missing',
+            restored
+              ? `${this.#file} is missing; restored from ${this.#file}${PREVIOUS_SUFFIX}, without the changes made since it was replaced`
+              : `${this.#file} is missing; the metadata of ${this.#what} is lost`,
+            { file: this.#file },
+          ),
+        );
       }
     }
+    const read = buf ? readMetaRecords(buf, (key, value) => this.#apply(key, value)) : undefined;
+    if (buf && read && (read.tornAt >= 0 || read.damaged.length > 0)) this.#keepDamaged(buf, read);
     // Rewriting on open both compacts and drops a torn tail.
-    if (!buf || at !== buf.length || records > this.#map.size) this.#rewrite();
+    if (!buf || restored || !this.#intact || read!.records > this.#map.size) this.#rewrite();
     else {
       this.#fd = this.#io.openSync(this.#file, 'r+');
-      this.#size = at;
-      this.#records = records;
+      this.#size = buf.length;
+      this.#records = read!.records;
+    }
+    this.#intact = true;
+  }
+
+  #apply(key: string, value: JsonValue | undefined): void {
+    if (value === undefined) this.#map.delete(key);
+    else this.#map.set(key, frozenJsonCopy(value));
+  }
+
+  /** Keeps the file as found beside it and reports what recovery skipped or cut. */
+  #keepDamaged(buf: Buffer, read: MetaRead): void {
+    this.#intact = false;
+    const kept = this.#file + DAMAGED_SUFFIX;
+    replaceFile(this.#io, kept, buf, false);
+    for (const { position, end } of read.damaged) {
+      this.#report(
+        new DataLossError(
+          'skipped',
+          `${this.#file}: bytes ${position} to ${end} are damaged and were skipped (${this.#map.size} entries read around them; the file as found is kept as ${kept})`,
+          { file: this.#file, position, end, bytes: end - position },
+        ),
+      );
+    }
+    if (read.tornAt >= 0) {
+      this.#report(
+        new DataLossError(
+          'torn-write',
+          `${this.#file}: cut ${buf.length - read.tornAt} bytes of an unconfirmed write at byte ${read.tornAt} (the file as found is kept as ${kept})`,
+          {
+            file: this.#file,
+            position: read.tornAt,
+            end: buf.length,
+            bytes: buf.length - read.tornAt,
+          },
+        ),
+      );
     }
   }
 
@@ -155,7 +221,7 @@ export class FsMetaStore implements MetaStore {
       return;
     }
     const parts: Buffer[] = [];
-    for (const key of this.#dirty) parts.push(record(key, this.#map.get(key)));
+    for (const key of this.#dirty) parts.push(metaRecord(key, this.#map.get(key)));
     const data = Buffer.concat(parts);
     writeFully(this.#io, this.#fd, data, 0, data.length, this.#size);
     this.#size += data.length;
@@ -165,8 +231,12 @@ export class FsMetaStore implements MetaStore {
   }
 
   #rewrite(): void {
+    if (this.#intact) {
+      const previous = readFile(this.#io, this.#file);
+      if (previous) replaceFile(this.#io, this.#file + PREVIOUS_SUFFIX, previous, false);
+    }
     const parts: Buffer[] = [];
-    for (const [key, value] of this.#map) parts.push(record(key, value));
+    for (const [key, value] of this.#map) parts.push(metaRecord(key, value));
     const data = Buffer.concat(parts);
     const fd = replaceFileOpen(this.#io, this.#file, data, this.#fsync);
     if (this.#fd >= 0) this.#retired.push(this.#fd);
@@ -197,13 +267,4 @@ export class FsMetaStore implements MetaStore {
       done(error);
     });
   }
-}
-
-function record(key: string, value: JsonValue | undefined): Buffer {
-  const json = Buffer.from(JSON.stringify(value === undefined ? [key] : [key, value]), 'utf8');
-  const out = Buffer.allocUnsafe(HEAD + json.length);
-  out.writeUInt32LE(json.length, 0);
-  out.writeUInt32LE(crc32(json), 4);
-  json.copy(out, HEAD);
-  return out;
 }

@@ -4,7 +4,7 @@
  * `prio.001/`, ...). Directories whose name had to be hashed keep the original in `~name`.
  */
 import path from 'node:path';
-import { ClosedError } from '../../errors.js';
+import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Log, LogOptions, Namespace, RecordCodec } from '../types.js';
 import type { FsyncPolicy } from './durability.js';
 import { type FsIo, readFile, replaceFile } from './io.js';
@@ -17,6 +17,8 @@ export interface FsSettings {
   readonly io: FsIo;
   readonly policy: FsyncPolicy;
   readonly segmentBytes: number;
+  /** Receives what recovery cut or repaired. */
+  readonly report: (loss: DataLossError) => void;
 }
 
 const NAME_FILE = '~name';
@@ -47,7 +49,8 @@ export function makeNamedDir(io: FsIo, dir: string, name: string): void {
 export function listNamedDirs(io: FsIo, dir: string): string[] {
   const names: string[] = [];
   for (const entry of io.readdirSync(dir)) {
-    if (entry.startsWith('~')) continue;
+    // Files beside the namespaces (the lock, the format marker, a user's own) are not queues.
+    if (entry.startsWith('~') || !io.isDirectorySync(path.join(dir, entry))) continue;
     const name = isHashedName(entry)
       ? readFile(io, path.join(dir, entry, NAME_FILE))?.toString('utf8')
       : decodeName(entry);
@@ -78,6 +81,9 @@ export class FsNamespace implements Namespace {
       settings.policy,
       `namespace '${name}'`,
       () => this.#closed,
+      settings.report,
+      // Logs without metadata: the file was lost, not never written.
+      listNamedDirs(settings.io, dir).length > 0,
     );
   }
 
@@ -92,6 +98,7 @@ export class FsNamespace implements Namespace {
     const log: FsLog<T> = new FsLog(dir, name, codec, segmentBytes, {
       io: this.#settings.io,
       policy: this.#settings.policy,
+      report: this.#settings.report,
       onClose: () => {
         if (this.#logs.get(name) === log) this.#logs.delete(name);
       },

@@ -18,7 +18,6 @@ import {
   frameDelta,
   frameTimestamp,
   INCOMPLETE,
-  statedRunEnd,
   u32,
 } from './frame.js';
 import { type FsIo, readFully } from './io.js';
@@ -27,9 +26,19 @@ import type { Segment } from './segment.js';
 /** Bytes read at a time (more when a run is longer). */
 const READ_BYTES = 1 << 20;
 
-/** A corrupt record: names the file and position. */
-export function corruptRecord(file: string, position: number, why = 'fails its checksum') {
-  return new CorruptionError(`record in ${file} at byte ${position} ${why}`);
+/** A corrupt record: names the file and position (and where intact runs resume, if known). */
+export function corruptRecord(
+  file: string,
+  position: number,
+  why = 'fails its checksum',
+  end?: number,
+): CorruptionError {
+  const resumes = end === undefined ? '' : `; intact records follow at byte ${end}`;
+  return new CorruptionError(`record in ${file} at byte ${position} ${why}${resumes}`, {
+    file,
+    position,
+    end,
+  });
 }
 
 /**
@@ -86,7 +95,11 @@ export function scanSegment(
   return pos;
 }
 
-/** A bad run at `pos`: the end of a torn tail, or corruption. */
+/**
+ * A bad run at `pos`: the end of a torn tail, or corruption. A garbled length can state any run
+ * end, so a torn tail is told from damage by searching every position after the bad one for a
+ * valid run: confirmed records after it mean the bytes were damaged, not torn.
+ */
 function bad(
   io: FsIo,
   fd: number,
@@ -96,9 +109,9 @@ function bad(
   tail: boolean,
   why: string,
 ): number {
-  if (!tail || validRunFollows(io, fd, seg.layout, pos, fileSize)) {
-    throw corruptRecord(seg.file, pos, why);
-  }
+  if (!tail) throw corruptRecord(seg.file, pos, why);
+  const intact = validRunAfter(io, fd, seg.layout, pos, fileSize);
+  if (intact >= 0) throw corruptRecord(seg.file, pos, why, intact);
   if (recoveryChannel.hasSubscribers) publishCut(io, fd, seg.file, pos, fileSize, why);
   seg.fileSize = seg.size = pos;
   return pos;
@@ -129,16 +142,18 @@ function publishCut(
   });
 }
 
-/** Whether the run after the (bad) one at `pos`, by the lengths it states, is valid. */
-function validRunFollows(
+/** Position of the first valid run starting after `pos`, or -1. */
+function validRunAfter(
   io: FsIo,
   fd: number,
   layout: number,
   pos: number,
   fileSize: number,
-): boolean {
+): number {
   const rest = Buffer.allocUnsafe(fileSize - pos);
   const n = readFully(io, fd, rest, 0, rest.length, pos);
-  const next = statedRunEnd(layout, rest, 0, n, n);
-  return next >= 0 && checkRun(layout, rest, next, n, n) > 0;
+  for (let at = 1; at + FRAME_HEADER <= n; at++) {
+    if (checkRun(layout, rest, at, n, n) > 0) return pos + at;
+  }
+  return -1;
 }
