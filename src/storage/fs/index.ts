@@ -9,6 +9,7 @@
 import path from 'node:path';
 import { ClosedError } from '../../errors.js';
 import type { Namespace, StorageAdapter, StorageFeatures } from '../types.js';
+import { makeDataDirectory } from './data-dir.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
 import { type FsIo, nodeIo } from './io.js';
@@ -53,14 +54,23 @@ const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
  * const broker = await Broker.open({ storage: fsStorage({ dir: './data' }) });
  * ```
  *
- * @throws ResourceLockedError (405) when another adapter of this process, or another live
- *   process, has the directory open. A lock left by a process that died is taken over.
- * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory is in another format
- *   version, or holds data without a format marker (see FORMAT.md).
+ * @throws TypeError when `dir` is missing or empty.
+ * @throws StorageError (541) when the directory cannot be created (a parent is a file, the
+ *   file system refuses it).
+ * @throws ResourceLockedError (405) when another adapter of this process (through any path to
+ *   the same directory), or another live process, has the directory open. A lock left by a
+ *   process that died is taken over.
+ * @throws FormatVersionError (540) when the directory is in a format version this code does
+ *   not read.
+ * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory holds data without a format
+ *   marker or its marker is garbled (see FORMAT.md).
  */
 export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (typeof options !== 'object' || options === null || typeof options.dir !== 'string') {
     throw new TypeError('fsStorage needs { dir: string }');
+  }
+  if (options.dir === '') {
+    throw new TypeError("fsStorage's dir is empty: name the data directory ('.' for this one)");
   }
   const settings: FsSettings = {
     io: options.io ?? nodeIo,
@@ -87,8 +97,7 @@ class FsAdapter implements StorageAdapter {
   constructor(dir: string, settings: FsSettings) {
     this.#dir = dir;
     this.#settings = settings;
-    settings.io.mkdirSync(dir);
-    this.#unlock = lockDirectory(dir);
+    this.#unlock = lockDirectory(makeDataDirectory(dir));
     try {
       checkFormat(settings.io, dir, settings.policy !== 'never');
     } catch (error) {
