@@ -210,19 +210,22 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    *   conflicts with a stored queue fails with its error, naming the config and the queue.
    */
   static async open(options: BrokerOptions = {}): Promise<Broker> {
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError('Broker.open() options must be an object');
-    }
-    for (const key of Object.keys(options)) {
-      if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
-    }
-    if (options.onError !== undefined && typeof options.onError !== 'function') {
-      throw new TypeError('Broker option onError must be a function');
-    }
-    const config = options.config === undefined ? undefined : await loadConfig(options.config);
-    const storage = options.storage ?? memoryStorage();
+    // The storage is the broker's from here: whatever fails below closes it.
+    const given = typeof options === 'object' && options !== null ? options.storage : undefined;
+    if (given !== undefined) checkStorage(given);
     let broker: Broker | undefined;
     try {
+      if (typeof options !== 'object' || options === null) {
+        throw new TypeError('Broker.open() options must be an object');
+      }
+      for (const key of Object.keys(options)) {
+        if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
+      }
+      if (options.onError !== undefined && typeof options.onError !== 'function') {
+        throw new TypeError('Broker option onError must be a function');
+      }
+      const config = options.config === undefined ? undefined : await loadConfig(options.config);
+      const storage = given ?? memoryStorage();
       const namespace = await storage.namespace(BROKER_NAMESPACE);
       broker = new Broker(
         storage,
@@ -234,8 +237,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       if (config) await broker.#applyConfig(config);
       return broker;
     } catch (error) {
-      if (broker) await broker.close();
-      else await storage.close();
+      // The error that stopped the open is the one to see; a failure to close after it (the
+      // same full disk, say) would only hide it.
+      await (broker ? broker.close() : given?.close())?.catch(ignore);
       throw error;
     }
   }
@@ -656,6 +660,23 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 }
 
 function ignore(): void {}
+
+const STORAGE_METHODS = ['namespace', 'listNamespaces', 'deleteNamespace', 'close'] as const;
+
+/** Checks that `storage` is a {@link StorageAdapter}, before the broker takes it. */
+function checkStorage(storage: unknown): asserts storage is StorageAdapter {
+  const adapter = storage as Partial<Record<string, unknown>> | null;
+  const missing =
+    typeof storage !== 'object' || storage === null
+      ? undefined
+      : STORAGE_METHODS.find((method) => typeof adapter![method] !== 'function');
+  if (typeof storage !== 'object' || storage === null || missing !== undefined) {
+    const what = typeof storage === 'object' && storage !== null ? 'an object' : typeof storage;
+    throw new TypeError(
+      `Broker option storage must be a storage adapter (fsStorage(), memoryStorage() or a StorageAdapter with ${STORAGE_METHODS.map((m) => `${m}()`).join(', ')}), got ${what}${missing ? ` without ${missing}()` : ''}`,
+    );
+  }
+}
 
 function reportError(error: unknown): void {
   // A queue closed under a pending background task is the expected end of that task.
