@@ -17,7 +17,7 @@ const configFile = (name: string, content: unknown) => {
 };
 
 describe('a failed Broker.open', () => {
-  const failures: Array<[string, () => Partial<BrokerOptions> & Record<string, unknown>]> = [
+  const failures: Array<[string, () => Record<string, unknown>]> = [
     ['a missing config file', () => ({ config: path.join(root, 'missing.json') })],
     ['a directory as config', () => ({ config: root })],
     ['an unknown config key', () => ({ config: configFile('key.json', { queus: [] }) })],

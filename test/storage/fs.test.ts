@@ -160,7 +160,7 @@ describe('fs storage: torn and corrupt data', () => {
     await log.sync();
     faults.failWritesAfter(30); // the next batch stops inside its second record
     fill(log, 5, 'lost');
-    await expect(log.sync()).rejects.toMatchObject({ code: 'EIO' });
+    await expect(log.sync()).rejects.toMatchObject({ code: 'MQLITE_STORAGE', ioCode: 'EIO' });
     expect(() => log.append('after failure', 1)).toThrow(/EIO/);
     faults.heal();
     await adapter.close();
@@ -441,7 +441,7 @@ describe('fs storage: durability', () => {
     const log = await openLog(adapter);
     log.append('a', 1);
     faults.failFsyncs();
-    await expect(log.sync()).rejects.toMatchObject({ code: 'EIO' });
+    await expect(log.sync()).rejects.toMatchObject({ code: 'MQLITE_STORAGE', ioCode: 'EIO' });
     expect(() => log.append('b', 2)).toThrow(/EIO/);
     faults.heal();
     await adapter.close();
@@ -659,7 +659,7 @@ describe('fs storage: metadata', () => {
     await ns.meta.sync();
     faults.failWritesAfter(5);
     ns.meta.set('torn', 2);
-    await expect(ns.meta.sync()).rejects.toMatchObject({ code: 'EIO' });
+    await expect(ns.meta.sync()).rejects.toMatchObject({ code: 'MQLITE_STORAGE', ioCode: 'EIO' });
     faults.heal();
     await adapter.close();
     const again = open(dir);

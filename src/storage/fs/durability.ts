@@ -75,6 +75,8 @@ export class SyncScheduler {
   #timer: NodeJS.Timeout | undefined;
   #lastRound = Number.NEGATIVE_INFINITY;
   #failure: Error | undefined;
+  /** Whether `#failure` was a failed write, which a later one may redo (see `recover()`). */
+  #retryable = false;
   readonly #policy: FsyncPolicy;
   readonly #target: SyncTarget;
 
@@ -94,9 +96,37 @@ export class SyncScheduler {
     this.#queueFlush();
   }
 
+  /**
+   * After a failed write (a full disk, say), writes again what it could not: a write covers the
+   * whole buffer from where the file's confirmed part ends, so it replaces whatever part of the
+   * failed one reached the file. The target works on from there, its next round fsyncing it.
+   * After a failed fsync, or when writing fails again, throws: an fsync error may have dropped
+   * written pages, so that target stays failed until reopened.
+   */
+  recover(): void {
+    const failure = this.#failure;
+    if (!failure) return;
+    if (!this.#retryable) throw failure;
+    try {
+      this.#target.flush();
+    } catch (error) {
+      this.#failure = error as Error;
+      throw error;
+    }
+    this.#failure = undefined;
+    this.#retryable = false;
+    this.#dirty = true;
+  }
+
   /** Resolves once everything mutated before the call is durable per the policy. */
   sync(): Promise<void> {
-    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#failure) {
+      try {
+        this.recover();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (!this.#dirty) return this.#inFlight?.promise ?? DONE;
     this.#waiting ??= group();
     this.#queueFlush();
@@ -106,7 +136,7 @@ export class SyncScheduler {
   /** Writes and fsyncs (per policy) everything now, waiting for any round in flight. */
   async drain(): Promise<void> {
     for (;;) {
-      if (this.#failure) throw this.#failure;
+      this.recover();
       if (this.#inFlight) {
         await this.#inFlight.promise.catch(() => {});
         continue;
@@ -139,6 +169,16 @@ export class SyncScheduler {
     this.stop(error);
   }
 
+  /**
+   * Marks a write failed: its waiters get `error`, and so does every later call until a write
+   * succeeds (see `recover()`).
+   */
+  failWrite(error: Error): void {
+    if (this.#failure) return;
+    this.stop(error);
+    this.#retryable = true;
+  }
+
   #queueFlush(): void {
     if (this.#flushQueued || this.#failure) return;
     this.#flushQueued = true;
@@ -164,7 +204,7 @@ export class SyncScheduler {
     try {
       this.#target.flush();
     } catch (error) {
-      this.fail(error as Error);
+      this.failWrite(error as Error);
     }
   }
 

@@ -13,6 +13,7 @@ import { makeDataDirectory } from './data-dir.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
 import { type FsIo, nodeIo } from './io.js';
+import { withStorageErrors } from './io-errors.js';
 import { lockDirectory } from './lock.js';
 import { encodeName } from './names.js';
 import {
@@ -73,7 +74,7 @@ export function fsStorage(options: FsStorageOptions): StorageAdapter {
     throw new TypeError("fsStorage's dir is empty: name the data directory ('.' for this one)");
   }
   const settings: FsSettings = {
-    io: options.io ?? nodeIo,
+    io: withStorageErrors(options.io ?? nodeIo),
     policy: checkFsyncPolicy(options.fsync ?? 'always'),
     segmentBytes: checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES),
   };

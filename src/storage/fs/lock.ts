@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ResourceLockedError } from '../../errors.js';
+import { storageError } from './io-errors.js';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -49,11 +50,15 @@ export function lockDirectory(dir: string): () => void {
     );
   }
   const file = path.join(dir, LOCK_FILE);
-  const mine = writeOwnLock(dir);
   try {
-    acquire(dir, file, mine);
-  } finally {
-    removeIfPresent(mine);
+    const mine = writeOwnLock(dir);
+    try {
+      acquire(dir, file, mine);
+    } finally {
+      removeIfPresent(mine);
+    }
+  } catch (error) {
+    throw storageError(error, 'locking', file);
   }
   held.add(dir);
   let released = false;
