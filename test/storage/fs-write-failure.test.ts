@@ -109,6 +109,25 @@ describe('fs storage: a full disk', () => {
     await again.close();
   });
 
+  test('an ack alone, once space is back, writes what the failed write could not', async () => {
+    const dir = freshDir();
+    const faults = faultyIo();
+    const adapter = open(dir, { io: faults.io });
+    const log = await openLog(adapter);
+    log.append('acked', 1);
+    await log.sync();
+    log.append('refused', 2);
+    faults.failWritesAfter(3, 'ENOSPC');
+    await expect(log.sync()).rejects.toBeInstanceOf(StorageError);
+    faults.heal();
+    log.markDeleted(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    await adapter.close();
+    const again = open(dir);
+    expect(readAll(await openLog(again))).toEqual([[2, 'refused']]);
+    await again.close();
+  });
+
   test('a failed fsync keeps the log failed until it is reopened', async () => {
     const dir = freshDir();
     const faults = faultyIo();

@@ -42,6 +42,12 @@ export interface SyncTarget {
   flush(): void;
   /** Fsyncs everything written so far; calls `done` once, with the first error if any. */
   fsync(done: (error: Error | null) => void): void;
+  /**
+   * Whether a flush that failed may simply be done again: it then writes at least the bytes the
+   * failed one tried, at the same place, so nothing of a partial write outlives it. Otherwise a
+   * failed flush fails the target until it is reopened.
+   */
+  readonly redoesFailedFlush?: boolean;
 }
 
 interface Group {
@@ -180,14 +186,21 @@ export class SyncScheduler {
   }
 
   #queueFlush(): void {
-    if (this.#flushQueued || this.#failure) return;
+    if (this.#flushQueued || (this.#failure && !this.#retryable)) return;
     this.#flushQueued = true;
     setImmediate(this.#onImmediate);
   }
 
   readonly #onImmediate = (): void => {
     this.#flushQueued = false;
-    if (this.#failure) return;
+    if (this.#failure) {
+      // A mutation after a failed write (an ack, say) tries the write again.
+      try {
+        this.recover();
+      } catch {
+        return;
+      }
+    }
     if (this.#policy === 'never') {
       this.#flushNow();
       this.#settleWritten();
@@ -204,7 +217,8 @@ export class SyncScheduler {
     try {
       this.#target.flush();
     } catch (error) {
-      this.failWrite(error as Error);
+      if (this.#target.redoesFailedFlush) this.failWrite(error as Error);
+      else this.fail(error as Error);
     }
   }
 

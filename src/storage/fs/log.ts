@@ -164,6 +164,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#scheduler = new SyncScheduler(ctx.policy, {
       flush: () => this.#flush(),
       fsync: (done) => this.#fsync(done),
+      // The write buffer and the pending marks only grow until written (see `#writeBatch`).
+      redoesFailedFlush: true,
     });
     this.#reader = new FrameReader(this, 16 * 1024);
     try {
