@@ -206,8 +206,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then the
    * `config` queues are declared.
    *
-   * @throws TypeError for bad options or a malformed config; a config entry that is invalid or
-   *   conflicts with a stored queue fails with its error, naming the config and the queue.
+   * A failed open closes the storage it was given (so its directory can be opened again) and
+   * throws the error that stopped it.
+   *
+   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`) or a malformed
+   *   config; a config entry that is invalid or conflicts with a stored queue fails with its
+   *   error, naming the config and the queue.
+   * @throws StorageError when the storage's files cannot be read or written (a full disk).
    */
   static async open(options: BrokerOptions = {}): Promise<Broker> {
     // The storage is the broker's from here: whatever fails below closes it.

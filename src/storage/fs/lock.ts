@@ -20,7 +20,8 @@
  * Why no package: `proper-lockfile` judges staleness by an mtime its holder refreshes on a
  * timer, so a holder whose event loop stalls past the limit loses its lock to a second writer;
  * an `flock()` binding (`fs-ext`, `fs-native-extensions`) is a native addon to compile or
- * download for every platform. Limits: liveness is by pid, so a dead holder whose pid was
+ * download for every platform. Limits: the file system must support hard links (a `StorageError`
+ * otherwise, e.g. on FAT); liveness is by pid, so a dead holder whose pid was
  * reused blocks until the file is removed by hand; worker threads of one process share a pid
  * and must not open one directory twice.
  */
