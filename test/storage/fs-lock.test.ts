@@ -73,8 +73,9 @@ describe('fs lock: between processes', () => {
           fs.mkdirSync(dir);
           fs.writeFileSync(lockFile(dir), String(dead));
         }
-        // Written to every contender before any answer is read.
-        const answers = await Promise.all(contenders.map((c) => c.send(`open ${dir}`)));
+        // Every contender opens when the clock reads `at`.
+        const at = Date.now() + 30;
+        const answers = await Promise.all(contenders.map((c) => c.send(`open ${at} ${dir}`)));
         const winners = contenders.filter((_, i) => answers[i] === 'won');
         expect({ kind, winners: winners.length }).toEqual({ kind, winners: 1 });
         const winner = winners[0]!;
@@ -99,7 +100,7 @@ describe('fs lock: between processes', () => {
     try {
       for (const content of ['', 'garbage', '12 34']) {
         const dir = freshDir();
-        expect(await holder.send(`open ${dir}`)).toBe('won');
+        expect(await holder.send(`open 0 ${dir}`)).toBe('won');
         fs.writeFileSync(lockFile(dir), content);
         expect(() => fsStorage({ dir })).toThrow(ResourceLockedError);
         expect(() => fsStorage({ dir })).toThrow(/names no process \(empty or garbled\)/);
