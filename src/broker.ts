@@ -243,26 +243,34 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then the
    * `config` queues are declared.
    *
-   * @throws TypeError for bad options or a malformed config; a config entry that is invalid or
-   *   conflicts with a stored queue fails with its error, naming the config and the queue.
+   * A failed open closes the storage it was given (so its directory can be opened again) and
+   * throws the error that stopped it.
+   *
+   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`) or a malformed
+   *   config; a config entry that is invalid or conflicts with a stored queue fails with its
+   *   error, naming the config and the queue.
+   * @throws StorageError when the storage's files cannot be read or written (a full disk).
    */
   static async open(options: BrokerOptions = {}): Promise<Broker> {
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError('Broker.open() options must be an object');
-    }
-    for (const key of Object.keys(options)) {
-      if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
-    }
-    if (options.onError !== undefined && typeof options.onError !== 'function') {
-      throw new TypeError('Broker option onError must be a function');
-    }
-    if (options.strict !== undefined && typeof options.strict !== 'boolean') {
-      throw new TypeError('Broker option strict must be a boolean');
-    }
-    const config = options.config === undefined ? undefined : await loadConfig(options.config);
-    const storage = options.storage ?? memoryStorage();
+    // The storage is the broker's from here: whatever fails below closes it.
+    const given = typeof options === 'object' && options !== null ? options.storage : undefined;
+    if (given !== undefined) checkStorage(given);
     let broker: Broker | undefined;
     try {
+      if (typeof options !== 'object' || options === null) {
+        throw new TypeError('Broker.open() options must be an object');
+      }
+      for (const key of Object.keys(options)) {
+        if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
+      }
+      if (options.onError !== undefined && typeof options.onError !== 'function') {
+        throw new TypeError('Broker option onError must be a function');
+      }
+      if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+        throw new TypeError('Broker option strict must be a boolean');
+      }
+      const config = options.config === undefined ? undefined : await loadConfig(options.config);
+      const storage = given ?? memoryStorage();
       const onError = options.onError ?? warnOnError;
       const damaged = new DamagedQueues(onError);
       storage.onDataLoss?.((loss) => damaged.report(loss));
@@ -279,8 +287,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       if (config) await broker.#applyConfig(config);
       return broker;
     } catch (error) {
-      if (broker) await broker.close();
-      else await storage.close();
+      // The error that stopped the open is the one to see; a failure to close after it (the
+      // same full disk, say) would only hide it.
+      await (broker ? broker.close() : given?.close())?.catch(ignore);
       throw error;
     }
   }
@@ -827,6 +836,23 @@ function queueInfo(d: Declaration, stats: QueueStats): QueueInfo {
     arguments: d.arguments,
     ...stats,
   };
+}
+
+const STORAGE_METHODS = ['namespace', 'listNamespaces', 'deleteNamespace', 'close'] as const;
+
+/** Checks that `storage` is a {@link StorageAdapter}, before the broker takes it. */
+function checkStorage(storage: unknown): asserts storage is StorageAdapter {
+  const adapter = storage as Partial<Record<string, unknown>> | null;
+  const missing =
+    typeof storage !== 'object' || storage === null
+      ? undefined
+      : STORAGE_METHODS.find((method) => typeof adapter![method] !== 'function');
+  if (typeof storage !== 'object' || storage === null || missing !== undefined) {
+    const what = typeof storage === 'object' && storage !== null ? 'an object' : typeof storage;
+    throw new TypeError(
+      `Broker option storage must be a storage adapter (fsStorage(), memoryStorage() or a StorageAdapter with ${STORAGE_METHODS.map((m) => `${m}()`).join(', ')}), got ${what}${missing ? ` without ${missing}()` : ''}`,
+    );
+  }
 }
 
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */

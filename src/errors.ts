@@ -13,6 +13,8 @@ export type MqliteErrorCode =
   | 'MQLITE_CLOSED'
   | 'MQLITE_CORRUPTION'
   | 'MQLITE_DATA_LOSS'
+  | 'MQLITE_STORAGE'
+  | 'MQLITE_FORMAT_VERSION'
   | 'MQLITE_ACCESS_REFUSED'
   | 'MQLITE_RESOURCE_LOCKED'
   | 'MQLITE_QUEUE_FULL'
@@ -155,6 +157,50 @@ export class DataLossError extends CorruptionError {
     this.kind = kind;
     this.records = options?.records;
     this.bytes = options?.bytes;
+  }
+}
+
+/**
+ * 541: the file system failed an operation: the disk is full (`ENOSPC`), a device error
+ * (`EIO`), a permission. `cause` is the system's error. What failed is not lost or half-written
+ * as far as anything confirmed goes; an operation that rejected with it may or may not be stored.
+ */
+export class StorageError extends MqliteError {
+  override name = 'StorageError';
+  /** The file or directory operated on, when known. */
+  readonly file: string | undefined;
+  /** The system's error code (`'ENOSPC'`, `'EIO'`, ...), when it gave one. */
+  readonly ioCode: string | undefined;
+
+  constructor(
+    detail: string,
+    options: {
+      readonly file?: string | undefined;
+      readonly ioCode?: string | undefined;
+      readonly cause?: unknown;
+    } = {},
+  ) {
+    super('MQLITE_STORAGE', ReplyCode.INTERNAL_ERROR, detail, { cause: options.cause });
+    this.file = options.file;
+    this.ioCode = options.ioCode;
+  }
+}
+
+/**
+ * 540: a data directory is in a format version this version of mqlite does not read (written by
+ * a newer one). Nothing in it was read or changed.
+ */
+export class FormatVersionError extends MqliteError {
+  override name = 'FormatVersionError';
+  /** The directory's format version. */
+  readonly version: number;
+  /** The versions this code reads. */
+  readonly readable: { readonly oldest: number; readonly newest: number };
+
+  constructor(detail: string, version: number, readable: { oldest: number; newest: number }) {
+    super('MQLITE_FORMAT_VERSION', ReplyCode.NOT_IMPLEMENTED, detail);
+    this.version = version;
+    this.readable = readable;
   }
 }
 

@@ -16,9 +16,9 @@ export interface FaultyIo {
   readonly io: FsIo;
   /**
    * After `bytes` more bytes are written, the write in progress stops there (a torn write) and
-   * throws EIO, and so does every later write until `heal()`.
+   * throws `code` (EIO, or ENOSPC for a full disk), and so does every later write until `heal()`.
    */
-  failWritesAfter(bytes: number): void;
+  failWritesAfter(bytes: number, code?: 'EIO' | 'ENOSPC'): void;
   /** Every later fsync reports EIO until `heal()`. */
   failFsyncs(): void;
   /**
@@ -33,15 +33,20 @@ export interface FaultyIo {
   readonly stats: { bytesRead: number; writes: number; bytesWritten: number; fsyncs: number };
 }
 
-function eio(what: string): NodeJS.ErrnoException {
-  const error: NodeJS.ErrnoException = new Error(`EIO: i/o error, ${what} (injected)`);
-  error.code = 'EIO';
+const ERROR_TEXT = { EIO: 'i/o error', ENOSPC: 'no space left on device' };
+
+function eio(what: string, code: 'EIO' | 'ENOSPC' = 'EIO'): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(
+    `${code}: ${ERROR_TEXT[code]}, ${what} (injected)`,
+  );
+  error.code = code;
   return error;
 }
 
 /** Wraps `base` (the real file system by default) with fault injection. */
 export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   let writeBudget = Number.POSITIVE_INFINITY;
+  let writeError: 'EIO' | 'ENOSPC' = 'EIO';
   let fsyncFails = false;
   let crashed = false;
   const stats = { bytesRead: 0, writes: 0, bytesWritten: 0, fsyncs: 0 };
@@ -63,7 +68,7 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
         if (partial > 0) base.writeSync(fd, buffer, offset, partial, position);
         stats.bytesWritten += partial;
         writeBudget = 0;
-        throw eio('write');
+        throw eio('write', writeError);
       }
       writeBudget -= length;
       const n = base.writeSync(fd, buffer, offset, length, position);
@@ -113,8 +118,9 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   return {
     io,
     stats,
-    failWritesAfter(bytes) {
+    failWritesAfter(bytes, code = 'EIO') {
       writeBudget = bytes;
+      writeError = code;
     },
     failFsyncs() {
       fsyncFails = true;

@@ -101,7 +101,10 @@ describe('fs background work on mqlite:error', () => {
       unsubscribe('mqlite:error', listener);
     }
     expect(events).toEqual([
-      { error: expect.objectContaining({ code: 'EIO' }), source: 'compaction' },
+      {
+        error: expect.objectContaining({ code: 'MQLITE_STORAGE', ioCode: 'EIO' }),
+        source: 'compaction',
+      },
     ]);
     await expect(log.sync()).rejects.toThrow('EIO');
     faults.heal();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
+import { CorruptionError, FormatVersionError } from '../../src/errors.js';
 import { crc32 } from '../../src/storage/fs/checksum.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
@@ -289,15 +290,24 @@ describe('the format version of a data directory', () => {
     expect(fs.existsSync(path.join(dir, 'lost+found'))).toBe(true);
   });
 
-  test('a directory of a newer format version is refused, naming it and both versions', async () => {
+  test('a directory of a newer format version is refused as not corrupt, naming both versions', async () => {
     const dir = copyFixture();
     fs.writeFileSync(formatFile(dir), 'mqlite-fs 4\n');
-    expect(() => open(dir)).toThrow(
-      expect.objectContaining({
-        code: 'MQLITE_CORRUPTION',
-        message: `INTERNAL_ERROR - data directory '${dir}' is in format version 4; this version of mqlite reads format versions 1 to 3`,
-      }),
-    );
+    let error: unknown;
+    try {
+      open(dir);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(FormatVersionError);
+    expect(error).not.toBeInstanceOf(CorruptionError);
+    expect(error).toMatchObject({
+      code: 'MQLITE_FORMAT_VERSION',
+      replyCode: 540,
+      version: 4,
+      readable: { oldest: 1, newest: 3 },
+      message: `NOT_IMPLEMENTED - data directory '${dir}' is in format version 4, written by a newer mqlite; this version of mqlite reads format versions 1 to 3`,
+    });
     // Nothing was touched, and the lock was released.
     expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 4\n');
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);

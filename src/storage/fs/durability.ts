@@ -42,6 +42,12 @@ export interface SyncTarget {
   flush(): void;
   /** Fsyncs everything written so far; calls `done` once, with the first error if any. */
   fsync(done: (error: Error | null) => void): void;
+  /**
+   * Whether a flush that failed may simply be done again: it then writes at least the bytes the
+   * failed one tried, at the same place, so nothing of a partial write outlives it. Otherwise a
+   * failed flush fails the target until it is reopened.
+   */
+  readonly redoesFailedFlush?: boolean;
 }
 
 interface Group {
@@ -75,6 +81,8 @@ export class SyncScheduler {
   #timer: NodeJS.Timeout | undefined;
   #lastRound = Number.NEGATIVE_INFINITY;
   #failure: Error | undefined;
+  /** Whether `#failure` was a failed write, which a later one may redo (see `recover()`). */
+  #retryable = false;
   readonly #policy: FsyncPolicy;
   readonly #target: SyncTarget;
 
@@ -94,9 +102,37 @@ export class SyncScheduler {
     this.#queueFlush();
   }
 
+  /**
+   * After a failed write (a full disk, say), writes again what it could not: a write covers the
+   * whole buffer from where the file's confirmed part ends, so it replaces whatever part of the
+   * failed one reached the file. The target works on from there, its next round fsyncing it.
+   * After a failed fsync, or when writing fails again, throws: an fsync error may have dropped
+   * written pages, so that target stays failed until reopened.
+   */
+  recover(): void {
+    const failure = this.#failure;
+    if (!failure) return;
+    if (!this.#retryable) throw failure;
+    try {
+      this.#target.flush();
+    } catch (error) {
+      this.#failure = error as Error;
+      throw error;
+    }
+    this.#failure = undefined;
+    this.#retryable = false;
+    this.#dirty = true;
+  }
+
   /** Resolves once everything mutated before the call is durable per the policy. */
   sync(): Promise<void> {
-    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#failure) {
+      try {
+        this.recover();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (!this.#dirty) return this.#inFlight?.promise ?? DONE;
     this.#waiting ??= group();
     this.#queueFlush();
@@ -106,7 +142,7 @@ export class SyncScheduler {
   /** Writes and fsyncs (per policy) everything now, waiting for any round in flight. */
   async drain(): Promise<void> {
     for (;;) {
-      if (this.#failure) throw this.#failure;
+      this.recover();
       if (this.#inFlight) {
         await this.#inFlight.promise.catch(() => {});
         continue;
@@ -139,15 +175,32 @@ export class SyncScheduler {
     this.stop(error);
   }
 
+  /**
+   * Marks a write failed: its waiters get `error`, and so does every later call until a write
+   * succeeds (see `recover()`).
+   */
+  failWrite(error: Error): void {
+    if (this.#failure) return;
+    this.stop(error);
+    this.#retryable = true;
+  }
+
   #queueFlush(): void {
-    if (this.#flushQueued || this.#failure) return;
+    if (this.#flushQueued || (this.#failure && !this.#retryable)) return;
     this.#flushQueued = true;
     setImmediate(this.#onImmediate);
   }
 
   readonly #onImmediate = (): void => {
     this.#flushQueued = false;
-    if (this.#failure) return;
+    if (this.#failure) {
+      // A mutation after a failed write (an ack, say) tries the write again.
+      try {
+        this.recover();
+      } catch {
+        return;
+      }
+    }
     if (this.#policy === 'never') {
       this.#flushNow();
       this.#settleWritten();
@@ -164,7 +217,8 @@ export class SyncScheduler {
     try {
       this.#target.flush();
     } catch (error) {
-      this.fail(error as Error);
+      if (this.#target.redoesFailedFlush) this.failWrite(error as Error);
+      else this.fail(error as Error);
     }
   }
 

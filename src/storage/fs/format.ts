@@ -8,7 +8,7 @@
  * is refused, since the format of its files is unknown.
  */
 import path from 'node:path';
-import { CorruptionError } from '../../errors.js';
+import { CorruptionError, FormatVersionError } from '../../errors.js';
 import { type FsIo, readFile, replaceFile } from './io.js';
 
 /** The version of the on-disk format this code writes. */
@@ -28,8 +28,8 @@ const NAMESPACE_FILE = '~meta';
  * Checks the format marker of `dir`, writing it if the directory is new and raising it to
  * {@link FORMAT_VERSION} if it is older.
  *
- * @throws CorruptionError when the directory is of another format version, its marker is
- *   garbled, or it holds namespaces without a marker.
+ * @throws FormatVersionError when the directory is of a format version this code does not read.
+ * @throws CorruptionError when its marker is garbled, or it holds namespaces without a marker.
  */
 export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
   const file = path.join(dir, FORMAT_FILE);
@@ -39,8 +39,10 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
     if (!match) throw new CorruptionError(`data directory '${dir}' has a garbled ${FORMAT_FILE}`);
     const version = Number(match[1]);
     if (version < OLDEST_READ || version > FORMAT_VERSION) {
-      throw new CorruptionError(
-        `data directory '${dir}' is in format version ${version}; this version of mqlite reads format versions ${OLDEST_READ} to ${FORMAT_VERSION}`,
+      throw new FormatVersionError(
+        `data directory '${dir}' is in format version ${version}${version > FORMAT_VERSION ? ', written by a newer mqlite' : ''}; this version of mqlite reads format versions ${OLDEST_READ} to ${FORMAT_VERSION}`,
+        version,
+        { oldest: OLDEST_READ, newest: FORMAT_VERSION },
       );
     }
     // Marked before anything of the new version is written, so older code refuses it from then.

@@ -9,9 +9,11 @@
 import path from 'node:path';
 import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Namespace, StorageAdapter, StorageFeatures } from '../types.js';
+import { makeDataDirectory } from './data-dir.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
 import { type FsIo, nodeIo } from './io.js';
+import { withStorageErrors } from './io-errors.js';
 import { lockDirectory } from './lock.js';
 import { encodeName } from './names.js';
 import {
@@ -53,17 +55,26 @@ const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
  * const broker = await Broker.open({ storage: fsStorage({ dir: './data' }) });
  * ```
  *
- * @throws ResourceLockedError (405) when another adapter of this process, or another live
- *   process, has the directory open. A lock left by a process that died is taken over.
- * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory is in another format
- *   version, or holds data without a format marker (see FORMAT.md).
+ * @throws TypeError when `dir` is missing or empty.
+ * @throws StorageError (541) when the directory cannot be created (a parent is a file, the
+ *   file system refuses it).
+ * @throws ResourceLockedError (405) when another adapter of this process (through any path to
+ *   the same directory), or another live process, has the directory open. A lock left by a
+ *   process that died is taken over.
+ * @throws FormatVersionError (540) when the directory is in a format version this code does
+ *   not read.
+ * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory holds data without a format
+ *   marker or its marker is garbled (see FORMAT.md).
  */
 export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (typeof options !== 'object' || options === null || typeof options.dir !== 'string') {
     throw new TypeError('fsStorage needs { dir: string }');
   }
+  if (options.dir === '') {
+    throw new TypeError("fsStorage's dir is empty: name the data directory ('.' for this one)");
+  }
   const settings = {
-    io: options.io ?? nodeIo,
+    io: withStorageErrors(options.io ?? nodeIo),
     policy: checkFsyncPolicy(options.fsync ?? 'always'),
     segmentBytes: checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES),
   };
@@ -96,8 +107,7 @@ class FsAdapter implements StorageAdapter {
         else this.#unheard.push(loss);
       },
     };
-    settings.io.mkdirSync(dir);
-    this.#unlock = lockDirectory(dir);
+    this.#unlock = lockDirectory(makeDataDirectory(dir));
     try {
       checkFormat(settings.io, dir, settings.policy !== 'never');
     } catch (error) {

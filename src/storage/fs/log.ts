@@ -175,6 +175,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#scheduler = new SyncScheduler(ctx.policy, {
       flush: () => this.#flush(),
       fsync: (done) => this.#fsync(done),
+      // The write buffer and the pending marks only grow until written (see `#writeBatch`).
+      redoesFailedFlush: true,
     });
     this.#reader = new FrameReader(this, 16 * 1024);
     try {
@@ -210,8 +212,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (typeof timestamp !== 'number' || Number.isNaN(timestamp)) {
       throw new TypeError(`timestamp must be a number, got ${String(timestamp)}`);
     }
-    const failure = this.#scheduler.failure;
-    if (failure) throw failure;
+    // After a failed write, this append waits for nothing the failed one held: write that first.
+    if (this.#scheduler.failure) this.#scheduler.recover();
     // Encoded before anything changes, so a record the codec refuses leaves the log as it was.
     // Straight into the write buffer when the codec can: no scratch copy.
     const encodedAt = this.#batchLen + FRAME_HEADER;
@@ -612,12 +614,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.batchFields = fieldsOf(this.batch);
   }
 
-  /** Writes the buffer; an I/O error fails the log (every waiter and later call sees it). */
+  /** Writes the buffer; an I/O error fails the log until a write succeeds (see `recover()`). */
   #writeOrFail(): void {
     try {
       this.#writeBatch();
     } catch (error) {
-      this.#scheduler.fail(error as Error);
+      this.#scheduler.failWrite(error as Error);
       throw error;
     }
   }
@@ -634,8 +636,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const seg = this.#active;
     // Every write ends a chunk, so a torn write never cuts into confirmed records.
     if (this.#chunkStart < length) this.#endChunk(length);
-    this.#chunkStart = 0;
+    // A failed write leaves the buffer as it was, its chunk ended, to be written again whole at
+    // the same place: what part of it reached the file is overwritten with the same bytes.
     writeFully(this.io, seg.fd, this.#batchBuffer, 0, length, seg.fileSize);
+    this.#chunkStart = 0;
     if (seg.verifiedTo === seg.fileSize) seg.verifiedTo += length;
     seg.fileSize += length;
     seg.unsynced = this.#ctx.policy !== 'never';
