@@ -92,6 +92,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   #delivering = false;
   #capacityFreed = false;
   #closed = false;
+  #paused = false;
   readonly #host: ConsumerHost<E>;
   /** The consumer tag. */
   readonly consumerTag: string;
@@ -153,9 +154,24 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
 
   /** How many more messages it may receive now (Infinity when unlimited, 0 when cancelled). */
   get capacity(): number {
-    if (this.#cancelled) return 0;
+    if (this.#cancelled || this.#paused) return 0;
     if (this.prefetch === 0) return Number.POSITIVE_INFINITY;
     return this.prefetch - this.#unsettled;
+  }
+
+  /**
+   * Holds deliveries back until `resume()`, whatever the prefetch window allows: a network
+   * consumer whose socket is not draining. Settling goes on as usual.
+   */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Lets deliveries flow again after `pause()`. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#freed();
   }
 
   /** Registers a listener run once when the consumer is cancelled or closed. */

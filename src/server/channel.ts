@@ -1,0 +1,653 @@
+/**
+ * One AMQP channel: its methods mapped onto the broker, in the order they arrived. Delivery tags
+ * are the channel's (acks with `multiple` settle the channel's deliveries up to a tag, whatever
+ * their consumer, as RabbitMQ scopes them); publishes are assembled from their content frames and
+ * confirmed once stored; a channel exception closes the channel and leaves the connection be.
+ */
+import type { BrokerQueue } from '../broker/queue-handle.js';
+import { queueStats } from '../broker/queue-kinds.js';
+import type { BrokerSession } from '../broker/session.js';
+import type { Broker } from '../broker.js';
+import { NoRouteError, NotFoundError, QueueFullError } from '../errors.js';
+import type { Message } from '../message/message.js';
+import type { MessageProperties } from '../message/types.js';
+import { generateConsumerTag, type Subscription } from '../queues/consumer.js';
+import { Confirms } from './confirms.js';
+import { AmqpException, toAmqpException } from './errors.js';
+import { Reader, type Writer } from './wire/bytes.js';
+import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
+import { readContentHeader } from './wire/properties.js';
+import type { ArgsOf, Method, MethodName } from './wire/spec.js';
+
+/** RabbitMQ's default `max_message_size`: 128 MiB. */
+export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+
+/** What a channel needs from its connection. */
+export interface ChannelHost {
+  readonly broker: Broker;
+  readonly session: BrokerSession;
+  /** The authenticated user name (a publish's `user-id` must match it). */
+  readonly user: string;
+  /** Negotiated frame-max. */
+  readonly frameMax: number;
+  /** The client announced `consumer_cancel_notify`. */
+  readonly cancelNotify: boolean;
+  /** False while the socket is not draining: deliveries then wait. */
+  readonly writable: boolean;
+  /** Appends frames to the output. */
+  write(build: (w: Writer) => void): void;
+  /** Raises a connection exception. */
+  fail(error: AmqpException, classId: number, methodId: number): void;
+  /** Counts publishes waiting for storage (the connection stops reading while many wait). */
+  publishing(delta: number): void;
+  /** The channel is closed and its number free. */
+  released(channel: number): void;
+}
+
+interface Consumer {
+  readonly tag: string;
+  subscription: Subscription | undefined;
+  /** Cancelled by the client (or the channel closing): no server cancel to send. */
+  quiet: boolean;
+  /** Deliveries made before `consume-ok` went out. */
+  early: Message[] | undefined;
+}
+
+interface Unacked {
+  readonly message: Message;
+  readonly subscription: Subscription | undefined;
+}
+
+interface Content {
+  readonly args: ArgsOf<'basic.publish'>;
+  properties: MessageProperties | undefined;
+  body: Buffer | undefined;
+  received: number;
+}
+
+type Task = () => void | Promise<void>;
+
+export class AmqpChannel {
+  readonly id: number;
+  readonly #host: ChannelHost;
+  /** open → closing (channel.close sent, waiting for close-ok) → closed. */
+  #state: 'open' | 'closing' | 'closed' = 'open';
+  readonly #tasks: { task: Task; classId: number; methodId: number }[] = [];
+  #running = false;
+  #content: Content | undefined;
+  #deliveryTag = 0;
+  readonly #unacked = new Map<number, Unacked>();
+  readonly #consumers = new Map<string, Consumer>();
+  /** Every subscription that may still hold deliveries of this channel. */
+  readonly #subscriptions = new Set<Subscription>();
+  #prefetch = 0;
+  #globalPrefetch = 0;
+  #paused = false;
+  #confirms: Confirms | undefined;
+  #tx: Task[] | undefined;
+  /** The queue the channel declared last: what an empty queue name means. */
+  #lastQueue: string | undefined;
+
+  constructor(id: number, host: ChannelHost) {
+    this.id = id;
+    this.#host = host;
+  }
+
+  /** Whether it waits for the content frames of a publish. */
+  get expectsContent(): boolean {
+    return this.#content !== undefined;
+  }
+
+  /** Handles a method frame for this channel (channel.open excepted: the connection's). */
+  onMethod(method: Method): void {
+    if (this.#state === 'closing') {
+      // After channel.close, only close and close-ok count (AMQP 0-9-1 §4.2.8).
+      if (method.name === 'channel.close-ok') this.#release();
+      else if (method.name === 'channel.close') this.#reply('channel.close-ok', {});
+      return;
+    }
+    if (this.#state === 'closed') return;
+    if (this.#content) {
+      throw new AmqpException(
+        505,
+        `expected content header for class 60, got non content header frame instead`,
+      );
+    }
+    if (method.name === 'basic.publish') {
+      if (method.args.immediate) throw new AmqpException(540, 'immediate=true');
+      this.#content = { args: method.args, properties: undefined, body: undefined, received: 0 };
+      return;
+    }
+    const { classId, methodId } = method.def;
+    this.#tasks.push({ task: () => this.#dispatch(method), classId, methodId });
+    if (!this.#running) void this.#run();
+  }
+
+  /** Handles a content header frame. */
+  onHeader(payload: Buffer): void {
+    if (this.#state !== 'open') return;
+    const content = this.#content;
+    if (!content || content.properties) {
+      throw new AmqpException(505, 'expected method frame, got non method frame instead');
+    }
+    const header = readContentHeader(new Reader(payload));
+    if (header.classId !== 60) {
+      throw new AmqpException(
+        505,
+        `expected content header for class 60, got one for class ${header.classId} instead`,
+      );
+    }
+    if (header.bodySize > MAX_MESSAGE_BYTES) {
+      this.#content = undefined;
+      this.#exception(
+        new AmqpException(
+          406,
+          `message size ${header.bodySize} is larger than configured max size ${MAX_MESSAGE_BYTES}`,
+        ),
+        60,
+        40,
+      );
+      return;
+    }
+    content.properties = header.properties;
+    content.body = Buffer.allocUnsafe(header.bodySize);
+    if (header.bodySize === 0) this.#published(content);
+  }
+
+  /** Handles a content body frame. */
+  onBody(payload: Buffer): void {
+    if (this.#state !== 'open') return;
+    const content = this.#content;
+    if (!content?.body) {
+      throw new AmqpException(505, 'expected method frame, got non method frame instead');
+    }
+    if (content.received + payload.length > content.body.length) {
+      throw new AmqpException(501, 'content body frames exceed the size in the content header');
+    }
+    payload.copy(content.body, content.received);
+    content.received += payload.length;
+    if (content.received === content.body.length) this.#published(content);
+  }
+
+  /** The socket stopped or started draining. */
+  setWritable(): void {
+    this.#updatePause();
+  }
+
+  /**
+   * Ends the channel (closed by either side, or its connection gone): consumers are cancelled and
+   * every unacknowledged delivery returns to its queue.
+   */
+  async teardown(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#tasks.length = 0;
+    this.#content = undefined;
+    for (const consumer of this.#consumers.values()) consumer.quiet = true;
+    this.#consumers.clear();
+    const gets: Message[] = [];
+    for (const { message, subscription } of this.#unacked.values()) {
+      if (!subscription) gets.push(message);
+    }
+    this.#unacked.clear();
+    for (const subscription of this.#subscriptions) await subscription.close().catch(ignore);
+    this.#subscriptions.clear();
+    for (const message of gets) await message.nack(true).catch(ignore);
+  }
+
+  // --- the method sequence ----------------------------------------------------------------
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    while (this.#tasks.length > 0 && this.#state === 'open') {
+      const { task, classId, methodId } = this.#tasks.shift()!;
+      try {
+        const pending = task();
+        if (pending) await pending;
+      } catch (error) {
+        this.#exception(toAmqpException(error), classId, methodId);
+      }
+    }
+    this.#running = false;
+  }
+
+  /** Raises an exception caused by this channel's method `classId.methodId`. */
+  #exception(error: AmqpException, classId: number, methodId: number): void {
+    if (error.closesConnection) {
+      this.#host.fail(error, classId, methodId);
+      return;
+    }
+    if (this.#state !== 'open') return;
+    this.#host.write((w) =>
+      writeMethod(w, this.id, 'channel.close', {
+        replyCode: error.replyCode,
+        replyText: error.replyText,
+        classId,
+        methodId,
+      }),
+    );
+    void this.teardown().then(() => {
+      // Teardown marks it closed; it still waits for the peer's close-ok.
+      this.#state = 'closing';
+    });
+    this.#state = 'closing';
+  }
+
+  #release(): void {
+    this.#state = 'closed';
+    this.#host.released(this.id);
+  }
+
+  #reply<N extends MethodName>(name: N, args: OutArgs<N>, nowait = false): void {
+    if (nowait || this.#state !== 'open') return;
+    this.#host.write((w) => writeMethod(w, this.id, name, args));
+  }
+
+  #dispatch(method: Method): void | Promise<void> {
+    switch (method.name) {
+      case 'channel.close':
+        return this.teardown().then(() => {
+          this.#host.write((w) => writeMethod(w, this.id, 'channel.close-ok', {}));
+          this.#host.released(this.id);
+        });
+      case 'channel.close-ok':
+        return;
+      case 'channel.flow':
+        // RabbitMQ does not stop deliveries on a client's request.
+        if (!method.args.active) throw new AmqpException(540, 'active=false');
+        return this.#reply('channel.flow-ok', { active: true });
+      case 'channel.flow-ok':
+        return;
+      case 'exchange.declare':
+        return this.#exchangeDeclare(method.args);
+      case 'exchange.delete':
+        return this.#host.broker
+          .deleteExchange(method.args.exchange, { ifUnused: method.args.ifUnused })
+          .then(() => this.#reply('exchange.delete-ok', {}, method.args.nowait));
+      case 'exchange.bind':
+      case 'exchange.unbind':
+        throw new AmqpException(540, 'exchange-to-exchange bindings are not supported');
+      case 'queue.declare':
+        return this.#queueDeclare(method.args);
+      case 'queue.bind': {
+        const { exchange, routingKey, arguments: args, nowait } = method.args;
+        return this.#queue(method.args.queue)
+          .then(async (q) => {
+            await q.bind(exchange, routingKey, args);
+          })
+          .then(() => this.#reply('queue.bind-ok', {}, nowait));
+      }
+      case 'queue.unbind': {
+        const { exchange, routingKey, arguments: args } = method.args;
+        return this.#queue(method.args.queue)
+          .then(async (q) => {
+            await q.unbind(exchange, routingKey, args);
+          })
+          .then(() => this.#reply('queue.unbind-ok', {}));
+      }
+      case 'queue.purge':
+        return this.#queue(method.args.queue)
+          .then((q) => q.purge())
+          .then((messageCount) =>
+            this.#reply('queue.purge-ok', { messageCount }, method.args.nowait),
+          );
+      case 'queue.delete':
+        return this.#queueDelete(method.args);
+      case 'basic.qos':
+        return this.#qos(method.args);
+      case 'basic.consume':
+        return this.#consume(method.args);
+      case 'basic.cancel':
+        return this.#cancel(method.args);
+      case 'basic.get':
+        return this.#get(method.args);
+      case 'basic.ack':
+        return this.#transacted(() =>
+          this.#settle(method.args.deliveryTag, method.args.multiple, (m) => m.ack()),
+        );
+      case 'basic.nack': {
+        const { deliveryTag, multiple, requeue } = method.args;
+        return this.#transacted(() => this.#settle(deliveryTag, multiple, (m) => m.nack(requeue)));
+      }
+      case 'basic.reject': {
+        const { deliveryTag, requeue } = method.args;
+        return this.#transacted(() => this.#settle(deliveryTag, false, (m) => m.nack(requeue)));
+      }
+      case 'basic.recover':
+      case 'basic.recover-async':
+        this.#settle(0, true, (m) => m.nack(true));
+        if (method.name === 'basic.recover') this.#reply('basic.recover-ok', {});
+        return;
+      case 'confirm.select':
+        if (this.#tx) {
+          throw new AmqpException(406, 'cannot switch from tx to confirm mode');
+        }
+        this.#confirms ??= new Confirms((kind, deliveryTag, multiple) => {
+          if (this.#state !== 'open') return;
+          this.#host.write((w) =>
+            kind === 'ack'
+              ? writeMethod(w, this.id, 'basic.ack', { deliveryTag, multiple })
+              : writeMethod(w, this.id, 'basic.nack', { deliveryTag, multiple, requeue: false }),
+          );
+        });
+        return this.#reply('confirm.select-ok', {}, method.args.nowait);
+      case 'tx.select':
+        if (this.#confirms) throw new AmqpException(406, 'cannot switch from confirm to tx mode');
+        this.#tx ??= [];
+        return this.#reply('tx.select-ok', {});
+      case 'tx.commit':
+        return this.#commit();
+      case 'tx.rollback':
+        if (!this.#tx) throw new AmqpException(406, 'channel is not transactional');
+        this.#tx = [];
+        return this.#reply('tx.rollback-ok', {});
+      default:
+        throw new AmqpException(
+          540,
+          `method '${method.name}' is not implemented on a server channel`,
+        );
+    }
+  }
+
+  // --- exchanges and queues ---------------------------------------------------------------
+
+  async #exchangeDeclare(a: ArgsOf<'exchange.declare'>): Promise<void> {
+    await this.#host.broker.exchange(a.exchange, a.type, {
+      passive: a.passive,
+      durable: a.durable,
+      autoDelete: a.autoDelete,
+      internal: a.internal,
+      arguments: a.arguments,
+    });
+    this.#reply('exchange.declare-ok', {}, a.nowait);
+  }
+
+  async #queueDeclare(a: ArgsOf<'queue.declare'>): Promise<void> {
+    const name = a.passive && a.queue === '' ? this.#lastQueueName() : a.queue;
+    const queue = await this.#host.session.queue(
+      name,
+      a.passive
+        ? { passive: true }
+        : {
+            durable: a.durable,
+            exclusive: a.exclusive,
+            autoDelete: a.autoDelete,
+            arguments: a.arguments,
+          },
+    );
+    this.#lastQueue = queue.name;
+    const stats = queueStats(queue);
+    this.#reply(
+      'queue.declare-ok',
+      { queue: queue.name, messageCount: stats.messagesReady, consumerCount: stats.consumers },
+      a.nowait,
+    );
+  }
+
+  async #queueDelete(a: ArgsOf<'queue.delete'>): Promise<void> {
+    let messageCount = 0;
+    let queue: BrokerQueue | undefined;
+    try {
+      queue = await this.#queue(a.queue);
+    } catch (error) {
+      // Deleting a queue that does not exist succeeds, as in RabbitMQ 3.10.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    if (queue) messageCount = await queue.delete({ ifUnused: a.ifUnused, ifEmpty: a.ifEmpty });
+    this.#reply('queue.delete-ok', { messageCount }, a.nowait);
+  }
+
+  #lastQueueName(): string {
+    if (this.#lastQueue === undefined) throw new NotFoundError('no previously declared queue');
+    return this.#lastQueue;
+  }
+
+  /** The queue a method names (an empty name: the last one declared on this channel). */
+  #queue(name: string): Promise<BrokerQueue> {
+    try {
+      return this.#host.session.queue(name === '' ? this.#lastQueueName() : name, {
+        passive: true,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  // --- consuming ---------------------------------------------------------------------------
+
+  #qos(a: ArgsOf<'basic.qos'>): void {
+    if (a.prefetchSize !== 0) throw new AmqpException(540, `prefetch_size!=0 (${a.prefetchSize})`);
+    if (a.global) this.#globalPrefetch = a.prefetchCount;
+    else this.#prefetch = a.prefetchCount;
+    this.#updatePause();
+    this.#reply('basic.qos-ok', {});
+  }
+
+  async #consume(a: ArgsOf<'basic.consume'>): Promise<void> {
+    const tag = a.consumerTag || generateConsumerTag();
+    if (this.#consumers.has(tag)) {
+      throw new AmqpException(530, `attempt to reuse consumer tag '${tag}'`);
+    }
+    const queue = await this.#queue(a.queue);
+    const consumer: Consumer = { tag, subscription: undefined, quiet: false, early: [] };
+    this.#consumers.set(tag, consumer);
+    let subscription: Subscription;
+    try {
+      subscription = await queue.subscribe(
+        {
+          tag,
+          noAck: a.noAck,
+          exclusive: a.exclusive,
+          prefetch: this.#prefetch,
+          args: a.arguments,
+          manualAck: true,
+        },
+        (message: Message) => this.#deliver(consumer, message),
+      );
+    } catch (error) {
+      this.#consumers.delete(tag);
+      throw error;
+    }
+    if (this.#state !== 'open') {
+      await subscription.close();
+      return;
+    }
+    consumer.subscription = subscription;
+    this.#subscriptions.add(subscription);
+    if (this.#paused) subscription.pause();
+    subscription.onCancelled(() => this.#cancelled(consumer));
+    this.#reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
+    const early = consumer.early!;
+    consumer.early = undefined;
+    for (const message of early) this.#deliver(consumer, message);
+  }
+
+  /** A consumer's subscription ended: by the client, the channel, or its queue going away. */
+  #cancelled(consumer: Consumer): void {
+    if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
+    const subscription = consumer.subscription;
+    if (subscription && subscription.unackedCount === 0) this.#subscriptions.delete(subscription);
+    if (consumer.quiet || this.#state !== 'open' || !this.#host.cancelNotify) return;
+    this.#host.write((w) =>
+      writeMethod(w, this.id, 'basic.cancel', { consumerTag: consumer.tag, nowait: true }),
+    );
+  }
+
+  async #cancel(a: ArgsOf<'basic.cancel'>): Promise<void> {
+    const consumer = this.#consumers.get(a.consumerTag);
+    if (consumer) {
+      consumer.quiet = true;
+      await consumer.subscription?.cancel();
+    }
+    this.#reply('basic.cancel-ok', { consumerTag: a.consumerTag }, a.nowait);
+  }
+
+  #deliver(consumer: Consumer, message: Message): void {
+    if (consumer.early) {
+      consumer.early.push(message);
+      return;
+    }
+    const deliveryTag = ++this.#deliveryTag;
+    const subscription = consumer.subscription!;
+    if (!subscription.noAck) this.#unacked.set(deliveryTag, { message, subscription });
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.id, 'basic.deliver', {
+        consumerTag: consumer.tag,
+        deliveryTag,
+        redelivered: message.redelivered,
+        exchange: message.exchange,
+        routingKey: message.routingKey,
+      });
+      writeContent(w, this.id, message.properties, message.body, frameMax);
+    });
+    if (this.#globalPrefetch > 0 && this.#unacked.size >= this.#globalPrefetch) {
+      this.#updatePause();
+    }
+  }
+
+  async #get(a: ArgsOf<'basic.get'>): Promise<void> {
+    const queue = await this.#queue(a.queue);
+    const message = await queue.get({ noAck: a.noAck });
+    if (this.#state !== 'open') {
+      if (message && !a.noAck) await message.nack(true);
+      return;
+    }
+    if (!message) {
+      this.#reply('basic.get-empty', { clusterId: '' });
+      return;
+    }
+    const deliveryTag = ++this.#deliveryTag;
+    if (!a.noAck) this.#unacked.set(deliveryTag, { message, subscription: undefined });
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.id, 'basic.get-ok', {
+        deliveryTag,
+        redelivered: message.redelivered,
+        exchange: message.exchange,
+        routingKey: message.routingKey,
+        messageCount: message.messageCount ?? 0,
+      });
+      writeContent(w, this.id, message.properties, message.body, frameMax);
+    });
+  }
+
+  /** Settles one delivery, or with `multiple` every one up to `tag` (0: all). */
+  #settle(tag: number, multiple: boolean, how: (message: Message) => Promise<void>): void {
+    const unacked = this.#unacked;
+    if (!multiple) {
+      const entry = unacked.get(tag);
+      if (!entry) throw new AmqpException(406, `unknown delivery tag ${tag}`);
+      unacked.delete(tag);
+      this.#settled(entry, how);
+    } else {
+      let settled = 0;
+      for (const [t, entry] of unacked) {
+        if (tag !== 0 && t > tag) break;
+        unacked.delete(t);
+        this.#settled(entry, how);
+        settled++;
+      }
+      if (settled === 0 && tag !== 0) throw new AmqpException(406, `unknown delivery tag ${tag}`);
+    }
+    if (this.#globalPrefetch > 0) this.#updatePause();
+  }
+
+  #settled(entry: Unacked, how: (message: Message) => Promise<void>): void {
+    // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
+    how(entry.message).catch(ignore);
+    const subscription = entry.subscription;
+    if (subscription && !subscription.active && subscription.unackedCount === 0) {
+      this.#subscriptions.delete(subscription);
+    }
+  }
+
+  /** Consumers wait while the socket is not draining or the channel's prefetch is full. */
+  #updatePause(): void {
+    const full = this.#globalPrefetch > 0 && this.#unacked.size >= this.#globalPrefetch;
+    const paused = full || !this.#host.writable;
+    if (paused === this.#paused) return;
+    this.#paused = paused;
+    for (const consumer of this.#consumers.values()) {
+      if (paused) consumer.subscription?.pause();
+      else consumer.subscription?.resume();
+    }
+  }
+
+  // --- publishing --------------------------------------------------------------------------
+
+  #published(content: Content): void {
+    this.#content = undefined;
+    const publish = () => this.#publish(content);
+    this.#tasks.push({ task: () => this.#transacted(publish), classId: 60, methodId: 40 });
+    if (!this.#running) void this.#run();
+  }
+
+  /** Runs `task` now, or keeps it for `tx.commit` in a transactional channel. */
+  #transacted(task: Task): void | Promise<void> {
+    if (this.#tx) {
+      this.#tx.push(task);
+      return;
+    }
+    return task();
+  }
+
+  async #commit(): Promise<void> {
+    const tasks = this.#tx;
+    if (!tasks) throw new AmqpException(406, 'channel is not transactional');
+    this.#tx = [];
+    for (const task of tasks) await task();
+    this.#reply('tx.commit-ok', {});
+  }
+
+  #publish(content: Content): void | Promise<void> {
+    const { exchange, routingKey, mandatory } = content.args;
+    const properties = content.properties!;
+    if (properties.userId !== undefined && properties.userId !== this.#host.user) {
+      throw new AmqpException(
+        406,
+        `user_id property set to '${properties.userId}' but authenticated user was '${this.#host.user}'`,
+      );
+    }
+    const seq = this.#confirms?.take();
+    const host = this.#host;
+    host.publishing(1);
+    const stored = host.broker.publish(exchange, content.body!, {
+      ...properties,
+      routingKey,
+      mandatory,
+    });
+    const done = stored.then(
+      () => {
+        host.publishing(-1);
+        if (seq !== undefined) this.#confirms!.settle(seq, true);
+      },
+      (error: unknown) => {
+        host.publishing(-1);
+        if (error instanceof NoRouteError) {
+          this.#return(content, 312, 'NO_ROUTE');
+          if (seq !== undefined) this.#confirms!.settle(seq, true);
+        } else if (error instanceof QueueFullError) {
+          if (seq !== undefined) this.#confirms!.settle(seq, false);
+        } else {
+          if (seq !== undefined) this.#confirms!.settle(seq, false);
+          this.#exception(toAmqpException(error), 60, 40);
+        }
+      },
+    );
+    // A transaction's commit waits for its publishes; otherwise the next method need not.
+    return this.#tx ? done : undefined;
+  }
+
+  #return(content: Content, replyCode: number, replyText: string): void {
+    if (this.#state !== 'open') return;
+    const { exchange, routingKey } = content.args;
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.id, 'basic.return', { replyCode, replyText, exchange, routingKey });
+      writeContent(w, this.id, content.properties!, content.body!, frameMax);
+    });
+  }
+}
+
+function ignore(): void {}
