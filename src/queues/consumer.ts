@@ -20,6 +20,8 @@ export interface SubscribeParams {
   manualAck?: boolean;
   /** Requeue a message whose callback threw (default true). */
   requeueOnNack?: boolean;
+  /** Start paused: nothing is delivered until `subscription.resume()`. */
+  paused?: boolean;
 }
 
 /** A subscriber callback. Its returned promise is awaited before the message is acked. */
@@ -140,6 +142,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     this.#callback = callback;
     this.#autoAck = !this.noAck && params.manualAck !== true;
     this.#requeueOnNack = params.requeueOnNack !== false;
+    this.#paused = params.paused === true;
   }
 
   /** True until `cancel()` or `close()`. */

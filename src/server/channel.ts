@@ -46,11 +46,9 @@ export interface ChannelHost {
 
 interface Consumer {
   readonly tag: string;
-  subscription: Subscription | undefined;
+  subscription: Subscription;
   /** Cancelled by the client (or the channel closing): no server cancel to send. */
   quiet: boolean;
-  /** Deliveries made before `consume-ok` went out. */
-  early: Message[] | undefined;
 }
 
 interface Unacked {
@@ -429,44 +427,37 @@ export class AmqpChannel {
       throw new AmqpException(530, `attempt to reuse consumer tag '${tag}'`);
     }
     const queue = await this.#queue(a.queue);
-    const consumer: Consumer = { tag, subscription: undefined, quiet: false, early: [] };
-    this.#consumers.set(tag, consumer);
-    let subscription: Subscription;
-    try {
-      subscription = await queue.subscribe(
-        {
-          tag,
-          noAck: a.noAck,
-          exclusive: a.exclusive,
-          prefetch: this.#prefetch,
-          args: a.arguments,
-          manualAck: true,
-        },
-        (message: Message) => this.#deliver(consumer, message),
-      );
-    } catch (error) {
-      this.#consumers.delete(tag);
-      throw error;
-    }
+    let consumer: Consumer | undefined;
+    // Paused until consume-ok is out: deliveries must follow it, and stop when the socket does.
+    const subscription = await queue.subscribe(
+      {
+        tag,
+        noAck: a.noAck,
+        exclusive: a.exclusive,
+        prefetch: this.#prefetch,
+        args: a.arguments,
+        manualAck: true,
+        paused: true,
+      },
+      (message: Message) => this.#deliver(consumer!, message),
+    );
     if (this.#state !== 'open') {
       await subscription.close();
       return;
     }
-    consumer.subscription = subscription;
+    consumer = { tag, subscription, quiet: false };
+    this.#consumers.set(tag, consumer);
     this.#subscriptions.add(subscription);
-    if (this.#paused) subscription.pause();
-    subscription.onCancelled(() => this.#cancelled(consumer));
+    subscription.onCancelled(() => this.#cancelled(consumer!));
     this.#reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
-    const early = consumer.early!;
-    consumer.early = undefined;
-    for (const message of early) this.#deliver(consumer, message);
+    if (!this.#paused) subscription.resume();
   }
 
   /** A consumer's subscription ended: by the client, the channel, or its queue going away. */
   #cancelled(consumer: Consumer): void {
     if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
     const subscription = consumer.subscription;
-    if (subscription && subscription.unackedCount === 0) this.#subscriptions.delete(subscription);
+    if (subscription.unackedCount === 0) this.#subscriptions.delete(subscription);
     if (consumer.quiet || this.#state !== 'open' || !this.#host.cancelNotify) return;
     this.#host.write((w) =>
       writeMethod(w, this.id, 'basic.cancel', { consumerTag: consumer.tag, nowait: true }),
@@ -477,18 +468,14 @@ export class AmqpChannel {
     const consumer = this.#consumers.get(a.consumerTag);
     if (consumer) {
       consumer.quiet = true;
-      await consumer.subscription?.cancel();
+      await consumer.subscription.cancel();
     }
     this.#reply('basic.cancel-ok', { consumerTag: a.consumerTag }, a.nowait);
   }
 
   #deliver(consumer: Consumer, message: Message): void {
-    if (consumer.early) {
-      consumer.early.push(message);
-      return;
-    }
     const deliveryTag = ++this.#deliveryTag;
-    const subscription = consumer.subscription!;
+    const subscription = consumer.subscription;
     if (!subscription.noAck) this.#unacked.set(deliveryTag, { message, subscription });
     const frameMax = this.#host.frameMax;
     this.#host.write((w) => {
@@ -569,8 +556,8 @@ export class AmqpChannel {
     if (paused === this.#paused) return;
     this.#paused = paused;
     for (const consumer of this.#consumers.values()) {
-      if (paused) consumer.subscription?.pause();
-      else consumer.subscription?.resume();
+      if (paused) consumer.subscription.pause();
+      else consumer.subscription.resume();
     }
   }
 
