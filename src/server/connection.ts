@@ -96,6 +96,10 @@ export class AmqpConnection implements ChannelHost {
   #lastWrite: number;
   #timer: TimerHandle | undefined;
   #ended: Promise<void> | undefined;
+  #resolveDone!: () => void;
+  readonly #done = new Promise<void>((resolve) => {
+    this.#resolveDone = resolve;
+  });
 
   constructor(socket: Socket, options: ConnectionOptions) {
     this.#socket = socket;
@@ -120,14 +124,17 @@ export class AmqpConnection implements ChannelHost {
     return this.#ended;
   }
 
-  /** Closes the connection from the server's side with `reply` (320 when the server stops). */
+  /**
+   * Closes the connection from the server's side (320 when the server stops): connection.close,
+   * then the end once the client's close-ok came (or it did not in time).
+   */
   close(replyCode: number, detail: string): Promise<void> {
     if (this.#state === 'running') {
       this.fail(new AmqpException(replyCode, detail), 0, 0);
-    } else {
+    } else if (this.#state !== 'closing') {
       this.#destroy();
     }
-    return this.end();
+    return this.#done;
   }
 
   // --- ChannelHost ---------------------------------------------------------------------------
@@ -449,6 +456,7 @@ export class AmqpConnection implements ChannelHost {
     for (const channel of channels) await channel.teardown();
     await this.session.close().catch(() => {});
     this.#options.onEnd(this);
+    this.#resolveDone();
   }
 }
 

@@ -224,7 +224,9 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     await ch.assertQueue(q, { durable: false, maxPriority: 3 });
     const error = channelError(ch);
     await expect(ch.assertQueue(q, { durable: false, maxPriority: 4 })).rejects.toThrow(/406/);
-    expect((await error).message).toMatch(/PRECONDITION_FAILED - inequivalent arg 'x-max-priority'/);
+    expect((await error).message).toMatch(
+      /PRECONDITION_FAILED - inequivalent arg 'x-max-priority'/,
+    );
   });
 
   test('an exclusive queue is locked to its connection (405)', async () => {

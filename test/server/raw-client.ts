@@ -133,6 +133,17 @@ export class RawClient {
     await this.#until(() => this.raw.length >= n || this.closed, `${n} raw bytes`);
   }
 
+  /** Stops reading the socket (the server's writes then back up), or reads again. */
+  reading(on: boolean): void {
+    if (on) this.#socket.resume();
+    else this.#socket.pause();
+  }
+
+  /** Counts the received frames that match, without removing them. */
+  count(match: (frame: Frame) => boolean): number {
+    return this.frames.filter(match).length;
+  }
+
   destroy(): void {
     this.#socket.destroy();
   }
