@@ -63,6 +63,12 @@ function collect(count: number): {
   };
 }
 
+/** A message `get` returned, failing when the queue was empty. */
+function ready(message: amqplib.GetMessage | false): amqplib.GetMessage {
+  if (!message) throw new Error('the queue was empty');
+  return message;
+}
+
 /** Resolves with the error a channel closes with. */
 function channelError(channel: Channel): Promise<Error & { code?: number }> {
   return new Promise((resolve) => channel.once('error', resolve));
@@ -136,8 +142,8 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
       deadMessage = await ch.get(dead, { noAck: true });
       if (!deadMessage) await new Promise((r) => setTimeout(r, 10));
     }
-    expect(deadMessage && deadMessage.content.toString()).toBe('p9');
-    const death = (deadMessage as amqplib.GetMessage).properties.headers?.['x-death'];
+    expect(ready(deadMessage).content.toString()).toBe('p9');
+    const death = ready(deadMessage).properties.headers?.['x-death'];
     expect(death?.[0]).toMatchObject({ queue: q, reason: 'rejected', count: 1 });
     await ch.close();
   });
@@ -186,13 +192,13 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     ch.sendToQueue(q, Buffer.from('b'));
     await ch.checkQueue(q);
     const a = await ch.get(q);
-    expect(a && a.content.toString()).toBe('a');
-    expect(a && a.fields.messageCount).toBe(1);
-    expect(a && a.properties.messageId).toBe('id-1');
-    expect(a && a.properties.contentType).toBe('text/plain');
+    expect(ready(a).content.toString()).toBe('a');
+    expect(ready(a).fields.messageCount).toBe(1);
+    expect(ready(a).properties.messageId).toBe('id-1');
+    expect(ready(a).properties.contentType).toBe('text/plain');
     ch.ack(a as amqplib.GetMessage);
     const b = await ch.get(q, { noAck: true });
-    expect(b && b.content.toString()).toBe('b');
+    expect(ready(b).content.toString()).toBe('b');
     expect(await ch.get(q)).toBe(false);
     await ch.close();
   });
@@ -282,9 +288,9 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     ch.sendToQueue(q, Buffer.from('h'), { headers, timestamp: 1_700_000_000, priority: 3 });
     await ch.checkQueue(q);
     const m = await ch.get(q, { noAck: true });
-    expect(m && m.properties.headers).toMatchObject(headers);
-    expect(m && m.properties.timestamp).toBe(1_700_000_000);
-    expect(m && m.properties.priority).toBe(3);
+    expect(ready(m).properties.headers).toMatchObject(headers);
+    expect(ready(m).properties.timestamp).toBe(1_700_000_000);
+    expect(ready(m).properties.priority).toBe(3);
     await ch.close();
   });
 
