@@ -27,7 +27,7 @@ async function reminderService(url: string) {
     async nextExpired() {
       const message = await channel.get('reminders.expired', { noAck: true });
       if (!message) return null;
-      return `${message.content.toString()} (${message.properties.headers?.['x-death'][0].reason})`;
+      return `${message.content.toString()} (${message.properties.headers?.['x-death']?.[0]?.reason})`;
     },
     close: () => connection.close(),
   };
