@@ -101,7 +101,9 @@ export function mqliteWireTarget(): ParityTarget {
     async elapse(session, ms) {
       const clock = clocks.get(session);
       if (!clock) throw new Error('session was not opened by this target');
-      clock.advance(ms);
+      // Real time passed over the network too (timestamps are compared with Date.now()):
+      // catch up with it first, then let `ms` pass.
+      clock.setTime(Math.max(clock.now(), Date.now()) + ms);
     },
     expectUnroutable: wire.expectUnroutable,
   };
