@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import amqplib from 'amqplib';
 import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker.js';
 import { listen } from '../../src/server/server.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
+import { nodeIo } from '../../src/storage/fs/io.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { RawClient } from './raw-client.js';
 
@@ -100,6 +105,55 @@ describe('flow control', () => {
     expect(queue.messageCount).toBe(0);
     client.destroy();
   });
+});
+
+describe('flow control of publishers', () => {
+  test('a connection whose publishes wait for storage is not read until storage catches up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mqlite-server-'));
+    // fsyncs held until released: every publish waits for storage.
+    const held: (() => void)[] = [];
+    let holding = false;
+    const io = {
+      ...nodeIo,
+      fsync(fd: number, callback: (error: Error | null) => void) {
+        const run = () => nodeIo.fsync(fd, callback);
+        if (holding) held.push(run);
+        else run();
+      },
+    };
+    try {
+      await using broker = await Broker.open({ storage: fsStorage({ dir, io }) });
+      await using server = await listen(broker);
+      await broker.queue('slow', { durable: true });
+      let routed = 0;
+      const publish = broker.publish.bind(broker);
+      broker.publish = (...args) => {
+        routed++;
+        return publish(...args);
+      };
+      const client = await RawClient.open(server.port);
+      await client.openChannel(1);
+      const total = 5000;
+      holding = true;
+      for (let i = 0; i < total; i++) client.publish(1, '', 'slow', 'x');
+      let last = -1;
+      let steady = 0;
+      await until(() => {
+        steady = routed === last ? steady + 1 : 0;
+        last = routed;
+        return steady >= 20;
+      }, 'the server to stop reading');
+      // Stopped past the high-water mark, with most of what was sent still unread.
+      expect(routed).toBeGreaterThanOrEqual(1024);
+      expect(routed).toBeLessThan(total);
+      holding = false;
+      for (const run of held.splice(0)) run();
+      await until(() => routed === total, 'every publish read once storage caught up');
+      client.destroy();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('server', () => {
