@@ -136,19 +136,26 @@ describe('flow control of publishers', () => {
       const total = 5000;
       holding = true;
       for (let i = 0; i < total; i++) client.publish(1, '', 'slow', 'x');
-      let last = -1;
-      let steady = 0;
-      await until(() => {
-        steady = routed === last ? steady + 1 : 0;
-        last = routed;
-        return steady >= 20;
-      }, 'the server to stop reading');
-      // Stopped past the high-water mark, with most of what was sent still unread.
-      expect(routed).toBeGreaterThanOrEqual(1024);
-      expect(routed).toBeLessThan(total);
-      holding = false;
-      for (const run of held.splice(0)) run();
-      await until(() => routed === total, 'every publish read once storage caught up');
+      const release = () => {
+        holding = false;
+        for (const run of held.splice(0)) run();
+      };
+      try {
+        let last = -1;
+        let steady = 0;
+        await until(() => {
+          steady = routed === last ? steady + 1 : 0;
+          last = routed;
+          return steady >= 20;
+        }, 'the server to stop reading');
+        // Stopped past the high-water mark, with most of what was sent still unread.
+        expect(routed).toBeGreaterThanOrEqual(1024);
+        expect(routed).toBeLessThan(total);
+        release();
+        await until(() => routed === total, 'every publish read once storage caught up');
+      } finally {
+        release();
+      }
       client.destroy();
     } finally {
       rmSync(dir, { recursive: true, force: true });
