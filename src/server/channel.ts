@@ -14,6 +14,7 @@ import type { MessageProperties } from '../message/types.js';
 import { generateConsumerTag, type Subscription } from '../queues/consumer.js';
 import { Confirms } from './confirms.js';
 import { AmqpException, toAmqpException } from './errors.js';
+import { REPLY_TO, ReplyAddresses, type ReplyTarget } from './reply-to.js';
 import { Reader, type Writer } from './wire/bytes.js';
 import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
 import { readContentHeader } from './wire/properties.js';
@@ -34,6 +35,8 @@ export interface ChannelHost {
   readonly cancelNotify: boolean;
   /** False while the socket is not draining: deliveries then wait. */
   readonly writable: boolean;
+  /** The server's direct reply-to addresses. */
+  readonly replies: ReplyAddresses;
   /** Appends frames to the output. */
   write(build: (w: Writer) => void): void;
   /** Raises a connection exception. */
@@ -65,7 +68,7 @@ interface Content {
 
 type Task = () => void | Promise<void>;
 
-export class AmqpChannel {
+export class AmqpChannel implements ReplyTarget {
   readonly id: number;
   readonly #host: ChannelHost;
   /** open → closing (channel.close sent, waiting for close-ok) → closed. */
@@ -85,6 +88,8 @@ export class AmqpChannel {
   #tx: Task[] | undefined;
   /** The queue the channel declared last: what an empty queue name means. */
   #lastQueue: string | undefined;
+  /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
+  #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
 
   constructor(id: number, host: ChannelHost) {
     this.id = id;
@@ -181,6 +186,8 @@ export class AmqpChannel {
     this.#state = 'closed';
     this.#tasks.length = 0;
     this.#content = undefined;
+    if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
+    this.#replyConsumer = undefined;
     for (const consumer of this.#consumers.values()) consumer.quiet = true;
     this.#consumers.clear();
     const gets: Message[] = [];
@@ -426,6 +433,10 @@ export class AmqpChannel {
     if (this.#consumers.has(tag)) {
       throw new AmqpException(530, `attempt to reuse consumer tag '${tag}'`);
     }
+    if (a.queue === REPLY_TO) {
+      this.#consumeReplies(tag, a);
+      return;
+    }
     const queue = await this.#queue(a.queue);
     let consumer: Consumer | undefined;
     // Paused until consume-ok is out: deliveries must follow it, and stop when the socket does.
@@ -453,6 +464,20 @@ export class AmqpChannel {
     if (!this.#paused) subscription.resume();
   }
 
+  #consumeReplies(tag: string, a: ArgsOf<'basic.consume'>): void {
+    if (!a.noAck) throw new AmqpException(406, 'reply consumer cannot acknowledge');
+    if (this.#replyConsumer) throw new AmqpException(406, 'reply consumer already set');
+    this.#replyConsumer = { tag, address: this.#host.replies.register(this) };
+    this.#reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
+  }
+
+  /** A reply published to this channel's address: delivered at once, no-ack. */
+  deliverReply(routingKey: string, properties: MessageProperties, body: Uint8Array): void {
+    const reply = this.#replyConsumer;
+    if (this.#state !== 'open' || !reply) return;
+    this.#writeDelivery(reply.tag, ++this.#deliveryTag, false, '', routingKey, properties, body);
+  }
+
   /** A consumer's subscription ended: by the client, the channel, or its queue going away. */
   #cancelled(consumer: Consumer): void {
     if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
@@ -465,6 +490,10 @@ export class AmqpChannel {
   }
 
   async #cancel(a: ArgsOf<'basic.cancel'>): Promise<void> {
+    if (this.#replyConsumer?.tag === a.consumerTag) {
+      this.#host.replies.remove(this.#replyConsumer.address);
+      this.#replyConsumer = undefined;
+    }
     const consumer = this.#consumers.get(a.consumerTag);
     if (consumer) {
       consumer.quiet = true;
@@ -477,20 +506,40 @@ export class AmqpChannel {
     const deliveryTag = ++this.#deliveryTag;
     const subscription = consumer.subscription;
     if (!subscription.noAck) this.#unacked.set(deliveryTag, { message, subscription });
-    const frameMax = this.#host.frameMax;
-    this.#host.write((w) => {
-      writeMethod(w, this.id, 'basic.deliver', {
-        consumerTag: consumer.tag,
-        deliveryTag,
-        redelivered: message.redelivered,
-        exchange: message.exchange,
-        routingKey: message.routingKey,
-      });
-      writeContent(w, this.id, message.properties, message.body, frameMax);
-    });
+    this.#writeDelivery(
+      consumer.tag,
+      deliveryTag,
+      message.redelivered,
+      message.exchange,
+      message.routingKey,
+      message.properties,
+      message.body,
+    );
     if (this.#globalPrefetch > 0 && this.#unacked.size >= this.#globalPrefetch) {
       this.#updatePause();
     }
+  }
+
+  #writeDelivery(
+    consumerTag: string,
+    deliveryTag: number,
+    redelivered: boolean,
+    exchange: string,
+    routingKey: string,
+    properties: MessageProperties,
+    body: Uint8Array,
+  ): void {
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.id, 'basic.deliver', {
+        consumerTag,
+        deliveryTag,
+        redelivered,
+        exchange,
+        routingKey,
+      });
+      writeContent(w, this.id, properties, body, frameMax);
+    });
   }
 
   async #get(a: ArgsOf<'basic.get'>): Promise<void> {
@@ -596,11 +645,23 @@ export class AmqpChannel {
         `user_id property set to '${properties.userId}' but authenticated user was '${this.#host.user}'`,
       );
     }
-    const seq = this.#confirms?.take();
     const host = this.#host;
+    let replyTo = properties.replyTo;
+    if (replyTo === REPLY_TO) {
+      if (!this.#replyConsumer) throw new AmqpException(406, 'fast reply consumer does not exist');
+      replyTo = this.#replyConsumer.address;
+    }
+    const seq = this.#confirms?.take();
+    if (exchange === '' && ReplyAddresses.isAddress(routingKey)) {
+      // A reply: straight to its channel; one whose channel is gone is dropped, as RabbitMQ does.
+      host.replies.find(routingKey)?.deliverReply(routingKey, properties, content.body!);
+      if (seq !== undefined) this.#confirms!.settle(seq, true);
+      return;
+    }
     host.publishing(1);
     const stored = host.broker.publish(exchange, content.body!, {
       ...properties,
+      ...(replyTo !== undefined && { replyTo }),
       routingKey,
       mandatory,
     });

@@ -10,6 +10,7 @@ import type { Broker } from '../broker.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import { AmqpChannel, type ChannelHost } from './channel.js';
 import { AmqpException } from './errors.js';
+import type { ReplyAddresses } from './reply-to.js';
 import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
 import { readTable } from './wire/field-table.js';
 import { FrameError, FrameParser } from './wire/frames.js';
@@ -41,6 +42,8 @@ const WRITE_BATCH = 256 * 1024;
 export interface ConnectionOptions {
   readonly broker: Broker;
   readonly clock: Clock;
+  /** The server's direct reply-to addresses. */
+  readonly replies: ReplyAddresses;
   /** Users and passwords accepted. */
   readonly users: ReadonlyMap<string, string>;
   /** Heartbeat proposed in connection.tune, seconds (0: none). */
@@ -68,13 +71,14 @@ const SERVER_PROPERTIES = {
     consumer_priorities: true,
     authentication_failure_close: true,
     per_consumer_qos: true,
-    direct_reply_to: false,
+    direct_reply_to: true,
   },
 };
 
 export class AmqpConnection implements ChannelHost {
   readonly broker: Broker;
   readonly session: BrokerSession;
+  readonly replies: ReplyAddresses;
   user = '';
   frameMax = FRAME_MAX;
   cancelNotify = false;
@@ -105,6 +109,7 @@ export class AmqpConnection implements ChannelHost {
     this.#socket = socket;
     this.#options = options;
     this.broker = options.broker;
+    this.replies = options.replies;
     this.#clock = options.clock;
     this.session = options.broker.session();
     this.#lastRead = this.#lastWrite = this.#clock.now();

@@ -6,6 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Broker } from '../broker.js';
 import { type Clock, systemClock } from '../clock.js';
 import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
+import { ReplyAddresses } from './reply-to.js';
 
 /** Options of `listen()`. */
 export interface ListenOptions {
@@ -56,6 +57,7 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   if (users.size === 0) throw new RangeError('listen needs at least one user');
   const clock = options.clock ?? systemClock;
   const connections = new Set<AmqpConnection>();
+  const replies = new ReplyAddresses();
   const server: Server = createServer((socket: Socket) => {
     if (broker.closed) {
       socket.destroy();
@@ -65,6 +67,7 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
       new AmqpConnection(socket, {
         broker,
         clock,
+        replies,
         users,
         heartbeat,
         handshakeTimeout: 10_000,

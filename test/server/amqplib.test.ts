@@ -294,6 +294,45 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     await ch.close();
   });
 
+  test('direct reply-to: an RPC round trip through amq.rabbitmq.reply-to', async () => {
+    const serverCh = await connection.createChannel();
+    const rpc = name('rpc');
+    await serverCh.assertQueue(rpc, { durable: false });
+    await serverCh.consume(rpc, (m) => {
+      if (!m) return;
+      serverCh.sendToQueue(m.properties.replyTo, Buffer.from(`re: ${m.content}`), {
+        correlationId: m.properties.correlationId,
+      });
+      serverCh.ack(m);
+    });
+    const other = await amqplib.connect(target.url());
+    const client = await other.createChannel();
+    let answered!: (m: ConsumeMessage) => void;
+    const reply = new Promise<ConsumeMessage>((resolve) => {
+      answered = resolve;
+    });
+    await client.consume('amq.rabbitmq.reply-to', (m) => m && answered(m), { noAck: true });
+    client.sendToQueue(rpc, Buffer.from('ping'), {
+      replyTo: 'amq.rabbitmq.reply-to',
+      correlationId: 'c-1',
+    });
+    const answer = await reply;
+    expect(answer.content.toString()).toBe('re: ping');
+    expect(answer.properties.correlationId).toBe('c-1');
+    expect(answer.fields.routingKey).toMatch(/^amq\.rabbitmq\.reply-to\./);
+    await other.close();
+    await serverCh.close();
+  });
+
+  test('a request with reply-to but no reply consumer is 406', async () => {
+    const ch = await connection.createChannel();
+    const error = channelError(ch);
+    ch.sendToQueue(name('rpc-none'), Buffer.from('x'), { replyTo: 'amq.rabbitmq.reply-to' });
+    expect((await error).message).toMatch(
+      /PRECONDITION_FAILED - fast reply consumer does not exist/,
+    );
+  });
+
   test('multiple acks are scoped to the channel', async () => {
     const ch = await connection.createChannel();
     const q = name('multiple');
