@@ -184,6 +184,47 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     await ch.close();
   });
 
+  test('a global prefetch is shared by the consumers of a channel', async () => {
+    const ch = await connection.createChannel();
+    const [a, b] = [name('global-a'), name('global-b')];
+    for (const q of [a, b]) {
+      await ch.assertQueue(q, { durable: false });
+      for (let i = 0; i < 3; i++) ch.sendToQueue(q, Buffer.from(`${q}-${i}`));
+    }
+    await ch.checkQueue(b);
+    await ch.prefetch(2, true);
+    const got = collect(2);
+    await ch.consume(a, got.push);
+    await ch.consume(b, got.push);
+    await got.done;
+    const ready = (await ch.checkQueue(a)).messageCount + (await ch.checkQueue(b)).messageCount;
+    expect(ready).toBe(4);
+    await ch.close();
+  });
+
+  test('recover returns the unacked deliveries, redelivered', async () => {
+    const ch = await connection.createChannel();
+    const q = name('recover');
+    await ch.assertQueue(q, { durable: false });
+    ch.sendToQueue(q, Buffer.from('again'));
+    const got = collect(2);
+    await ch.consume(q, got.push);
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (got.messages.length >= 1) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 5);
+    });
+    await ch.recover();
+    const [first, second] = await got.done;
+    expect(first!.fields.redelivered).toBe(false);
+    expect(second!.fields.redelivered).toBe(true);
+    expect(second!.content.toString()).toBe('again');
+    await ch.close();
+  });
+
   test('get: get-ok with messageCount, get-empty, ack of a get', async () => {
     const ch = await connection.createChannel();
     const q = name('get');

@@ -351,6 +351,49 @@ describe('channel exceptions', () => {
   });
 });
 
+describe('transactions', () => {
+  test('publishes wait for tx.commit; tx.rollback drops them', async () => {
+    const client = await RawClient.open(server.port);
+    await client.openChannel(1);
+    const queue = await broker.queue('raw-tx', { durable: false });
+    client.sendMethod(1, 'tx.select', {});
+    await client.method('tx.select-ok', 1);
+    client.publish(1, '', 'raw-tx', 'kept');
+    client.sendMethod(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
+    await client.method('basic.qos-ok', 1);
+    expect(queue.messageCount).toBe(0);
+    client.sendMethod(1, 'tx.commit', {});
+    await client.method('tx.commit-ok', 1);
+    expect(queue.messageCount).toBe(1);
+    client.publish(1, '', 'raw-tx', 'dropped');
+    client.sendMethod(1, 'tx.rollback', {});
+    await client.method('tx.rollback-ok', 1);
+    client.sendMethod(1, 'tx.commit', {});
+    await client.method('tx.commit-ok', 1);
+    expect(queue.messageCount).toBe(1);
+    client.sendMethod(1, 'confirm.select', { nowait: false });
+    const close = await client.method('channel.close', 1);
+    expect(close.args).toMatchObject({
+      replyCode: 406,
+      replyText: 'PRECONDITION_FAILED - cannot switch from tx to confirm mode',
+    });
+    client.destroy();
+    await queue.delete();
+  });
+
+  test('tx.commit on a channel not in tx mode is 406', async () => {
+    const client = await RawClient.open(server.port);
+    await client.openChannel(1);
+    client.sendMethod(1, 'tx.commit', {});
+    const close = await client.method('channel.close', 1);
+    expect(close.args).toMatchObject({
+      replyCode: 406,
+      replyText: 'PRECONDITION_FAILED - channel is not transactional',
+    });
+    client.destroy();
+  });
+});
+
 describe('hostile input', () => {
   test('ten thousand channel opens: 2047 open, the next is refused with 530', async () => {
     const client = await RawClient.open(server.port);
