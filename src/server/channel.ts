@@ -13,15 +13,13 @@ import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';
 import { generateConsumerTag, type Subscription } from '../queues/consumer.js';
 import { Confirms } from './confirms.js';
+import { ContentAssembly, type Publish } from './content.js';
+import { Deliveries, type Settle } from './deliveries.js';
 import { AmqpException, toAmqpException } from './errors.js';
 import { REPLY_TO, ReplyAddresses, type ReplyTarget } from './reply-to.js';
-import { Reader, type Writer } from './wire/bytes.js';
+import type { Writer } from './wire/bytes.js';
 import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
-import { readContentHeader } from './wire/properties.js';
 import type { ArgsOf, Method, MethodName } from './wire/spec.js';
-
-/** RabbitMQ's default `max_message_size`: 128 MiB. */
-export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
 
 /** What a channel needs from its connection. */
 export interface ChannelHost {
@@ -54,18 +52,6 @@ interface Consumer {
   quiet: boolean;
 }
 
-interface Unacked {
-  readonly message: Message;
-  readonly subscription: Subscription | undefined;
-}
-
-interface Content {
-  readonly args: ArgsOf<'basic.publish'>;
-  properties: MessageProperties | undefined;
-  body: Buffer | undefined;
-  received: number;
-}
-
 type Task = () => void | Promise<void>;
 
 export class AmqpChannel implements ReplyTarget {
@@ -75,12 +61,9 @@ export class AmqpChannel implements ReplyTarget {
   #state: 'open' | 'closing' | 'closed' = 'open';
   readonly #tasks: { task: Task; classId: number; methodId: number }[] = [];
   #running = false;
-  #content: Content | undefined;
-  #deliveryTag = 0;
-  readonly #unacked = new Map<number, Unacked>();
+  readonly #content = new ContentAssembly();
+  readonly #deliveries = new Deliveries();
   readonly #consumers = new Map<string, Consumer>();
-  /** Every subscription that may still hold deliveries of this channel. */
-  readonly #subscriptions = new Set<Subscription>();
   #prefetch = 0;
   #globalPrefetch = 0;
   #paused = false;
@@ -98,7 +81,7 @@ export class AmqpChannel implements ReplyTarget {
 
   /** Whether it waits for the content frames of a publish. */
   get expectsContent(): boolean {
-    return this.#content !== undefined;
+    return this.#content.pending;
   }
 
   /** Handles a method frame for this channel (channel.open excepted: the connection's). */
@@ -110,7 +93,7 @@ export class AmqpChannel implements ReplyTarget {
       return;
     }
     if (this.#state === 'closed') return;
-    if (this.#content) {
+    if (this.#content.pending) {
       throw new AmqpException(
         505,
         `expected content header for class 60, got non content header frame instead`,
@@ -118,7 +101,7 @@ export class AmqpChannel implements ReplyTarget {
     }
     if (method.name === 'basic.publish') {
       if (method.args.immediate) throw new AmqpException(540, 'immediate=true');
-      this.#content = { args: method.args, properties: undefined, body: undefined, received: 0 };
+      this.#content.start(method.args);
       return;
     }
     const { classId, methodId } = method.def;
@@ -128,48 +111,24 @@ export class AmqpChannel implements ReplyTarget {
 
   /** Handles a content header frame. */
   onHeader(payload: Buffer): void {
-    if (this.#state !== 'open') return;
-    const content = this.#content;
-    if (!content || content.properties) {
-      throw new AmqpException(505, 'expected method frame, got non method frame instead');
-    }
-    const header = readContentHeader(new Reader(payload));
-    if (header.classId !== 60) {
-      throw new AmqpException(
-        505,
-        `expected content header for class 60, got one for class ${header.classId} instead`,
-      );
-    }
-    if (header.bodySize > MAX_MESSAGE_BYTES) {
-      this.#content = undefined;
-      this.#exception(
-        new AmqpException(
-          406,
-          `message size ${header.bodySize} is larger than configured max size ${MAX_MESSAGE_BYTES}`,
-        ),
-        60,
-        40,
-      );
-      return;
-    }
-    content.properties = header.properties;
-    content.body = Buffer.allocUnsafe(header.bodySize);
-    if (header.bodySize === 0) this.#published(content);
+    if (this.#state === 'open') this.#contentFrame(() => this.#content.header(payload));
   }
 
   /** Handles a content body frame. */
   onBody(payload: Buffer): void {
-    if (this.#state !== 'open') return;
-    const content = this.#content;
-    if (!content?.body) {
-      throw new AmqpException(505, 'expected method frame, got non method frame instead');
+    if (this.#state === 'open') this.#contentFrame(() => this.#content.body(payload));
+  }
+
+  #contentFrame(take: () => Publish | undefined): void {
+    let publish: Publish | undefined;
+    try {
+      publish = take();
+    } catch (error) {
+      if (!(error instanceof AmqpException) || error.closesConnection) throw error;
+      this.#exception(error, 60, 40);
+      return;
     }
-    if (content.received + payload.length > content.body.length) {
-      throw new AmqpException(501, 'content body frames exceed the size in the content header');
-    }
-    payload.copy(content.body, content.received);
-    content.received += payload.length;
-    if (content.received === content.body.length) this.#published(content);
+    if (publish) this.#published(publish);
   }
 
   /** The socket stopped or started draining. */
@@ -185,19 +144,12 @@ export class AmqpChannel implements ReplyTarget {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
     this.#tasks.length = 0;
-    this.#content = undefined;
+    this.#content.reset();
     if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
     this.#replyConsumer = undefined;
     for (const consumer of this.#consumers.values()) consumer.quiet = true;
     this.#consumers.clear();
-    const gets: Message[] = [];
-    for (const { message, subscription } of this.#unacked.values()) {
-      if (!subscription) gets.push(message);
-    }
-    this.#unacked.clear();
-    for (const subscription of this.#subscriptions) await subscription.close().catch(ignore);
-    this.#subscriptions.clear();
-    for (const message of gets) await message.nack(true).catch(ignore);
+    await this.#deliveries.release();
   }
 
   // --- the method sequence ----------------------------------------------------------------
@@ -458,7 +410,7 @@ export class AmqpChannel implements ReplyTarget {
     }
     consumer = { tag, subscription, quiet: false };
     this.#consumers.set(tag, consumer);
-    this.#subscriptions.add(subscription);
+    this.#deliveries.subscribed(subscription);
     subscription.onCancelled(() => this.#cancelled(consumer!));
     this.#reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
     if (!this.#paused) subscription.resume();
@@ -475,14 +427,22 @@ export class AmqpChannel implements ReplyTarget {
   deliverReply(routingKey: string, properties: MessageProperties, body: Uint8Array): void {
     const reply = this.#replyConsumer;
     if (this.#state !== 'open' || !reply) return;
-    this.#writeDelivery(reply.tag, ++this.#deliveryTag, false, '', routingKey, properties, body);
+    this.#writeDelivery(
+      reply.tag,
+      this.#deliveries.nextTag(),
+      false,
+      '',
+      routingKey,
+      properties,
+      body,
+    );
   }
 
   /** A consumer's subscription ended: by the client, the channel, or its queue going away. */
   #cancelled(consumer: Consumer): void {
     if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
     const subscription = consumer.subscription;
-    if (subscription.unackedCount === 0) this.#subscriptions.delete(subscription);
+    this.#deliveries.cancelled(subscription);
     if (consumer.quiet || this.#state !== 'open' || !this.#host.cancelNotify) return;
     this.#host.write((w) =>
       writeMethod(w, this.id, 'basic.cancel', { consumerTag: consumer.tag, nowait: true }),
@@ -503,9 +463,9 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   #deliver(consumer: Consumer, message: Message): void {
-    const deliveryTag = ++this.#deliveryTag;
+    const deliveryTag = this.#deliveries.nextTag();
     const subscription = consumer.subscription;
-    if (!subscription.noAck) this.#unacked.set(deliveryTag, { message, subscription });
+    if (!subscription.noAck) this.#deliveries.track(deliveryTag, message, subscription);
     this.#writeDelivery(
       consumer.tag,
       deliveryTag,
@@ -515,7 +475,7 @@ export class AmqpChannel implements ReplyTarget {
       message.properties,
       message.body,
     );
-    if (this.#globalPrefetch > 0 && this.#unacked.size >= this.#globalPrefetch) {
+    if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
       this.#updatePause();
     }
   }
@@ -553,8 +513,8 @@ export class AmqpChannel implements ReplyTarget {
       this.#reply('basic.get-empty', { clusterId: '' });
       return;
     }
-    const deliveryTag = ++this.#deliveryTag;
-    if (!a.noAck) this.#unacked.set(deliveryTag, { message, subscription: undefined });
+    const deliveryTag = this.#deliveries.nextTag();
+    if (!a.noAck) this.#deliveries.track(deliveryTag, message, undefined);
     const frameMax = this.#host.frameMax;
     this.#host.write((w) => {
       writeMethod(w, this.id, 'basic.get-ok', {
@@ -569,38 +529,14 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   /** Settles one delivery, or with `multiple` every one up to `tag` (0: all). */
-  #settle(tag: number, multiple: boolean, how: (message: Message) => Promise<void>): void {
-    const unacked = this.#unacked;
-    if (!multiple) {
-      const entry = unacked.get(tag);
-      if (!entry) throw new AmqpException(406, `unknown delivery tag ${tag}`);
-      unacked.delete(tag);
-      this.#settled(entry, how);
-    } else {
-      let settled = 0;
-      for (const [t, entry] of unacked) {
-        if (tag !== 0 && t > tag) break;
-        unacked.delete(t);
-        this.#settled(entry, how);
-        settled++;
-      }
-      if (settled === 0 && tag !== 0) throw new AmqpException(406, `unknown delivery tag ${tag}`);
-    }
+  #settle(tag: number, multiple: boolean, how: Settle): void {
+    this.#deliveries.settle(tag, multiple, how);
     if (this.#globalPrefetch > 0) this.#updatePause();
-  }
-
-  #settled(entry: Unacked, how: (message: Message) => Promise<void>): void {
-    // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
-    how(entry.message).catch(ignore);
-    const subscription = entry.subscription;
-    if (subscription && !subscription.active && subscription.unackedCount === 0) {
-      this.#subscriptions.delete(subscription);
-    }
   }
 
   /** Consumers wait while the socket is not draining or the channel's prefetch is full. */
   #updatePause(): void {
-    const full = this.#globalPrefetch > 0 && this.#unacked.size >= this.#globalPrefetch;
+    const full = this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch;
     const paused = full || !this.#host.writable;
     if (paused === this.#paused) return;
     this.#paused = paused;
@@ -612,8 +548,8 @@ export class AmqpChannel implements ReplyTarget {
 
   // --- publishing --------------------------------------------------------------------------
 
-  #published(content: Content): void {
-    this.#content = undefined;
+  #published(content: Publish): void {
+    this.#content.reset();
     const publish = () => this.#publish(content);
     this.#tasks.push({ task: () => this.#transacted(publish), classId: 60, methodId: 40 });
     if (!this.#running) void this.#run();
@@ -636,9 +572,9 @@ export class AmqpChannel implements ReplyTarget {
     this.#reply('tx.commit-ok', {});
   }
 
-  #publish(content: Content): void | Promise<void> {
+  #publish(content: Publish): void | Promise<void> {
     const { exchange, routingKey, mandatory } = content.args;
-    const properties = content.properties!;
+    const properties = content.properties;
     if (properties.userId !== undefined && properties.userId !== this.#host.user) {
       throw new AmqpException(
         406,
@@ -654,12 +590,12 @@ export class AmqpChannel implements ReplyTarget {
     const seq = this.#confirms?.take();
     if (exchange === '' && ReplyAddresses.isAddress(routingKey)) {
       // A reply: straight to its channel; one whose channel is gone is dropped, as RabbitMQ does.
-      host.replies.find(routingKey)?.deliverReply(routingKey, properties, content.body!);
+      host.replies.find(routingKey)?.deliverReply(routingKey, properties, content.body);
       if (seq !== undefined) this.#confirms!.settle(seq, true);
       return;
     }
     host.publishing(1);
-    const stored = host.broker.publish(exchange, content.body!, {
+    const stored = host.broker.publish(exchange, content.body, {
       ...properties,
       ...(replyTo !== undefined && { replyTo }),
       routingKey,
@@ -687,15 +623,13 @@ export class AmqpChannel implements ReplyTarget {
     return this.#tx ? done : undefined;
   }
 
-  #return(content: Content, replyCode: number, replyText: string): void {
+  #return(content: Publish, replyCode: number, replyText: string): void {
     if (this.#state !== 'open') return;
     const { exchange, routingKey } = content.args;
     const frameMax = this.#host.frameMax;
     this.#host.write((w) => {
       writeMethod(w, this.id, 'basic.return', { replyCode, replyText, exchange, routingKey });
-      writeContent(w, this.id, content.properties!, content.body!, frameMax);
+      writeContent(w, this.id, content.properties, content.body, frameMax);
     });
   }
 }
-
-function ignore(): void {}
