@@ -1,14 +1,12 @@
 /**
- * One AMQP channel: its methods mapped onto the broker, in the order they arrived. Delivery tags
- * are the channel's (acks with `multiple` settle the channel's deliveries up to a tag, whatever
- * their consumer, as RabbitMQ scopes them); publishes are assembled from their content frames and
- * confirmed once stored; a channel exception closes the channel and leaves the connection be.
+ * One AMQP channel: its methods mapped onto the broker, in the order they arrived. Deliveries are
+ * tagged and settled per channel (deliveries.ts), publishes assembled from their content frames
+ * (content.ts) and confirmed once stored; a channel exception closes the channel and leaves the
+ * connection be.
  */
-import type { BrokerQueue } from '../broker/queue-handle.js';
-import { queueStats } from '../broker/queue-kinds.js';
 import type { BrokerSession } from '../broker/session.js';
 import type { Broker } from '../broker.js';
-import { NoRouteError, NotFoundError, QueueFullError } from '../errors.js';
+import { NoRouteError, QueueFullError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';
 import { generateConsumerTag, type Subscription } from '../queues/consumer.js';
@@ -17,6 +15,7 @@ import { ContentAssembly, type Publish } from './content.js';
 import { Deliveries, type Settle } from './deliveries.js';
 import { AmqpException, toAmqpException } from './errors.js';
 import { REPLY_TO, ReplyAddresses, type ReplyTarget } from './reply-to.js';
+import { ChannelTopology } from './topology.js';
 import type { Writer } from './wire/bytes.js';
 import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
 import type { ArgsOf, Method, MethodName } from './wire/spec.js';
@@ -63,20 +62,20 @@ export class AmqpChannel implements ReplyTarget {
   #running = false;
   readonly #content = new ContentAssembly();
   readonly #deliveries = new Deliveries();
+  readonly #topology: ChannelTopology;
   readonly #consumers = new Map<string, Consumer>();
   #prefetch = 0;
   #globalPrefetch = 0;
   #paused = false;
   #confirms: Confirms | undefined;
   #tx: Task[] | undefined;
-  /** The queue the channel declared last: what an empty queue name means. */
-  #lastQueue: string | undefined;
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
   #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
 
   constructor(id: number, host: ChannelHost) {
     this.id = id;
     this.#host = host;
+    this.#topology = new ChannelTopology(host.broker, host.session);
   }
 
   /** Whether it waits for the content frames of a publish. */
@@ -216,7 +215,9 @@ export class AmqpChannel implements ReplyTarget {
       case 'channel.flow-ok':
         return;
       case 'exchange.declare':
-        return this.#exchangeDeclare(method.args);
+        return this.#topology
+          .declareExchange(method.args)
+          .then(() => this.#reply('exchange.declare-ok', {}, method.args.nowait));
       case 'exchange.delete':
         return this.#host.broker
           .deleteExchange(method.args.exchange, { ifUnused: method.args.ifUnused })
@@ -225,10 +226,13 @@ export class AmqpChannel implements ReplyTarget {
       case 'exchange.unbind':
         throw new AmqpException(540, 'exchange-to-exchange bindings are not supported');
       case 'queue.declare':
-        return this.#queueDeclare(method.args);
+        return this.#topology
+          .declareQueue(method.args)
+          .then((ok) => this.#reply('queue.declare-ok', ok, method.args.nowait));
       case 'queue.bind': {
         const { exchange, routingKey, arguments: args, nowait } = method.args;
-        return this.#queue(method.args.queue)
+        return this.#topology
+          .queue(method.args.queue)
           .then(async (q) => {
             await q.bind(exchange, routingKey, args);
           })
@@ -236,20 +240,26 @@ export class AmqpChannel implements ReplyTarget {
       }
       case 'queue.unbind': {
         const { exchange, routingKey, arguments: args } = method.args;
-        return this.#queue(method.args.queue)
+        return this.#topology
+          .queue(method.args.queue)
           .then(async (q) => {
             await q.unbind(exchange, routingKey, args);
           })
           .then(() => this.#reply('queue.unbind-ok', {}));
       }
       case 'queue.purge':
-        return this.#queue(method.args.queue)
+        return this.#topology
+          .queue(method.args.queue)
           .then((q) => q.purge())
           .then((messageCount) =>
             this.#reply('queue.purge-ok', { messageCount }, method.args.nowait),
           );
       case 'queue.delete':
-        return this.#queueDelete(method.args);
+        return this.#topology
+          .deleteQueue(method.args)
+          .then((messageCount) =>
+            this.#reply('queue.delete-ok', { messageCount }, method.args.nowait),
+          );
       case 'basic.qos':
         return this.#qos(method.args);
       case 'basic.consume':
@@ -306,70 +316,6 @@ export class AmqpChannel implements ReplyTarget {
     }
   }
 
-  // --- exchanges and queues ---------------------------------------------------------------
-
-  async #exchangeDeclare(a: ArgsOf<'exchange.declare'>): Promise<void> {
-    await this.#host.broker.exchange(a.exchange, a.type, {
-      passive: a.passive,
-      durable: a.durable,
-      autoDelete: a.autoDelete,
-      internal: a.internal,
-      arguments: a.arguments,
-    });
-    this.#reply('exchange.declare-ok', {}, a.nowait);
-  }
-
-  async #queueDeclare(a: ArgsOf<'queue.declare'>): Promise<void> {
-    const name = a.passive && a.queue === '' ? this.#lastQueueName() : a.queue;
-    const queue = await this.#host.session.queue(
-      name,
-      a.passive
-        ? { passive: true }
-        : {
-            durable: a.durable,
-            exclusive: a.exclusive,
-            autoDelete: a.autoDelete,
-            arguments: a.arguments,
-          },
-    );
-    this.#lastQueue = queue.name;
-    const stats = queueStats(queue);
-    this.#reply(
-      'queue.declare-ok',
-      { queue: queue.name, messageCount: stats.messagesReady, consumerCount: stats.consumers },
-      a.nowait,
-    );
-  }
-
-  async #queueDelete(a: ArgsOf<'queue.delete'>): Promise<void> {
-    let messageCount = 0;
-    let queue: BrokerQueue | undefined;
-    try {
-      queue = await this.#queue(a.queue);
-    } catch (error) {
-      // Deleting a queue that does not exist succeeds, as in RabbitMQ 3.10.
-      if (!(error instanceof NotFoundError)) throw error;
-    }
-    if (queue) messageCount = await queue.delete({ ifUnused: a.ifUnused, ifEmpty: a.ifEmpty });
-    this.#reply('queue.delete-ok', { messageCount }, a.nowait);
-  }
-
-  #lastQueueName(): string {
-    if (this.#lastQueue === undefined) throw new NotFoundError('no previously declared queue');
-    return this.#lastQueue;
-  }
-
-  /** The queue a method names (an empty name: the last one declared on this channel). */
-  #queue(name: string): Promise<BrokerQueue> {
-    try {
-      return this.#host.session.queue(name === '' ? this.#lastQueueName() : name, {
-        passive: true,
-      });
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
   // --- consuming ---------------------------------------------------------------------------
 
   #qos(a: ArgsOf<'basic.qos'>): void {
@@ -389,7 +335,7 @@ export class AmqpChannel implements ReplyTarget {
       this.#consumeReplies(tag, a);
       return;
     }
-    const queue = await this.#queue(a.queue);
+    const queue = await this.#topology.queue(a.queue);
     let consumer: Consumer | undefined;
     // Paused until consume-ok is out: deliveries must follow it, and stop when the socket does.
     const subscription = await queue.subscribe(
@@ -503,7 +449,7 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   async #get(a: ArgsOf<'basic.get'>): Promise<void> {
-    const queue = await this.#queue(a.queue);
+    const queue = await this.#topology.queue(a.queue);
     const message = await queue.get({ noAck: a.noAck });
     if (this.#state !== 'open') {
       if (message && !a.noAck) await message.nack(true);
