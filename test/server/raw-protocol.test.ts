@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
+import { Writer } from '../../src/server/wire/bytes.js';
+import { writeContent } from '../../src/server/wire/methods.js';
 import { HEADER, RawClient, rawFrame, rawMethodFrame } from './raw-client.js';
 
 let broker: Broker;
@@ -321,6 +323,51 @@ describe('channel exceptions', () => {
     await client.method('basic.qos-ok', 2);
     // The channel number is free again.
     await client.openChannel(1);
+    client.destroy();
+  });
+
+  test('a body over 128 MiB is refused from its header with 406', async () => {
+    const client = await RawClient.open(server.port);
+    await client.openChannel(1);
+    client.sendMethod(1, 'basic.publish', {
+      reserved1: 0,
+      exchange: '',
+      routingKey: 'x',
+      mandatory: false,
+      immediate: false,
+    });
+    const header = Buffer.alloc(14);
+    header.writeUInt16BE(60, 0);
+    header.writeBigUInt64BE(200n * 1024n * 1024n, 4);
+    client.send(rawFrame(2, 1, header));
+    const close = await client.method('channel.close', 1);
+    expect(close.args).toMatchObject({
+      replyCode: 406,
+      replyText:
+        'PRECONDITION_FAILED - message size 209715200 is larger than configured max size 134217728',
+    });
+    client.destroy();
+  });
+
+  test("a user-id other than the connection's user is 406", async () => {
+    const client = await RawClient.open(server.port);
+    await client.openChannel(1);
+    client.sendMethod(1, 'basic.publish', {
+      reserved1: 0,
+      exchange: '',
+      routingKey: 'x',
+      mandatory: false,
+      immediate: false,
+    });
+    const w = new Writer();
+    writeContent(w, 1, { userId: 'mallory' }, Buffer.from('x'), 131072);
+    client.send(w.take());
+    const close = await client.method('channel.close', 1);
+    expect(close.args).toMatchObject({
+      replyCode: 406,
+      replyText:
+        "PRECONDITION_FAILED - user_id property set to 'mallory' but authenticated user was 'guest'",
+    });
     client.destroy();
   });
 

@@ -1,6 +1,6 @@
 /**
  * Reading and writing AMQP's primitive types. A reader that runs past its end throws
- * `SyntaxError502`-style `WireSyntaxError`, which the connection turns into 502 SYNTAX_ERROR.
+ * `WireSyntaxError`, which the connection answers with 502 SYNTAX_ERROR.
  */
 import { Buffer } from 'node:buffer';
 
