@@ -289,6 +289,40 @@ describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name',
     await ch.close();
   });
 
+  test('an auto-delete queue goes with its last consumer', async () => {
+    const ch = await connection.createChannel();
+    const q = name('auto');
+    await ch.assertQueue(q, { durable: false, autoDelete: true });
+    const { consumerTag } = await ch.consume(q, () => {});
+    await ch.cancel(consumerTag);
+    const probe = await connection.createChannel();
+    const error = channelError(probe);
+    let gone = false;
+    for (let i = 0; i < 200 && !gone; i++) {
+      gone = await probe.checkQueue(q).then(
+        () => false,
+        () => true,
+      );
+      if (!gone) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await error).message).toMatch(/NOT_FOUND/);
+    await ch.close();
+  });
+
+  test('an exclusive consumer locks the queue for others (403)', async () => {
+    const ch = await connection.createChannel();
+    const q = name('exclusive-consumer');
+    await ch.assertQueue(q, { durable: false });
+    await ch.consume(q, () => {}, { exclusive: true });
+    const other = await connection.createChannel();
+    const error = channelError(other);
+    await expect(other.consume(q, () => {})).rejects.toThrow(/403/);
+    expect((await error).message).toMatch(
+      /ACCESS_REFUSED - queue '.*' in vhost '\/' in exclusive use/,
+    );
+    await ch.close();
+  });
+
   test('a server-named queue', async () => {
     const ch = await connection.createChannel();
     const { queue } = await ch.assertQueue('', { exclusive: true });
