@@ -182,10 +182,8 @@ export class AmqpChannel implements ReplyTarget {
         methodId,
       }),
     );
-    void this.teardown().then(() => {
-      // Teardown marks it closed; it still waits for the peer's close-ok.
-      this.#state = 'closing';
-    });
+    void this.teardown();
+    // Torn down, it still waits for the peer's close-ok.
     this.#state = 'closing';
   }
 

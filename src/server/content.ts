@@ -23,7 +23,9 @@ export interface Publish {
 export class ContentAssembly {
   #args: ArgsOf<'basic.publish'> | undefined;
   #properties: MessageProperties | undefined;
-  #body: Buffer | undefined;
+  #size = 0;
+  /** Body frames received, copied: memory follows what arrived, not what a header claims. */
+  #chunks: Buffer[] = [];
   #received = 0;
 
   /** Whether a publish waits for its content frames. */
@@ -35,7 +37,7 @@ export class ContentAssembly {
   start(args: ArgsOf<'basic.publish'>): void {
     this.#args = args;
     this.#properties = undefined;
-    this.#body = undefined;
+    this.#chunks = [];
     this.#received = 0;
   }
 
@@ -67,7 +69,7 @@ export class ContentAssembly {
       );
     }
     this.#properties = header.properties;
-    this.#body = Buffer.allocUnsafe(header.bodySize);
+    this.#size = header.bodySize;
     return header.bodySize === 0 ? this.#complete() : undefined;
   }
 
@@ -76,21 +78,23 @@ export class ContentAssembly {
    * @throws AmqpException 505 out of order, 501 past the header's body size.
    */
   body(payload: Buffer): Publish | undefined {
-    const body = this.#body;
-    if (!this.#args || !body) {
+    if (!this.#args || !this.#properties) {
       throw new AmqpException(505, 'expected method frame, got non method frame instead');
     }
-    if (this.#received + payload.length > body.length) {
+    if (this.#received + payload.length > this.#size) {
       throw new AmqpException(501, 'content body frames exceed the size in the content header');
     }
-    payload.copy(body, this.#received);
+    this.#chunks.push(Buffer.from(payload));
     this.#received += payload.length;
-    return this.#received === body.length ? this.#complete() : undefined;
+    return this.#received === this.#size ? this.#complete() : undefined;
   }
 
   #complete(): Publish {
-    const publish = { args: this.#args!, properties: this.#properties!, body: this.#body! };
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
+    const publish = { args: this.#args!, properties: this.#properties!, body };
     this.reset();
+    this.#chunks = [];
     return publish;
   }
 }

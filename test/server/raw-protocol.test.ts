@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 import { Writer } from '../../src/server/wire/bytes.js';
-import { writeContent } from '../../src/server/wire/methods.js';
+import { methodFrame, writeContent } from '../../src/server/wire/methods.js';
 import { HEADER, RawClient, rawFrame, rawMethodFrame } from './raw-client.js';
 
 let broker: Broker;
@@ -453,6 +453,36 @@ describe('hostile input', () => {
     client.send(rawMethodFrame(2048, 20, 10, Buffer.from([0])));
     await expectConnectionClose(client, 530, /^NOT_ALLOWED - channel number 2048/);
     await expectServerHealthy();
+  });
+
+  test('headers claiming huge bodies on many channels allocate nothing up front', async () => {
+    const client = await RawClient.open(server.port);
+    const frames: Buffer[] = [];
+    const header = Buffer.alloc(14);
+    header.writeUInt16BE(60, 0);
+    header.writeBigUInt64BE(BigInt(128 * 1024 * 1024 - 1), 4);
+    for (let ch = 1; ch <= 200; ch++) {
+      frames.push(rawMethodFrame(ch, 20, 10, Buffer.from([0])));
+      frames.push(
+        methodFrame(ch, 'basic.publish', {
+          reserved1: 0,
+          exchange: '',
+          routingKey: 'x',
+          mandatory: false,
+          immediate: false,
+        }),
+      );
+      frames.push(rawFrame(2, ch, header));
+    }
+    const before = process.memoryUsage().arrayBuffers;
+    client.send(Buffer.concat(frames));
+    for (let i = 0; i < 200; i++) await client.method('channel.open-ok');
+    await client.openChannel(201);
+    client.sendMethod(201, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+    await client.method('basic.qos-ok', 201);
+    // 200 bodies of 128 MiB would be 25 GiB of buffers; nothing near it was taken.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(512 * 1024 * 1024);
+    client.destroy();
   });
 
   test('random bytes after the handshake: the server answers or closes; others are unaffected', async () => {
