@@ -44,6 +44,13 @@ module.exports = {
       to: { path: '^src/(broker|exchanges)' },
     },
     {
+      name: 'nothing-below-imports-the-server',
+      comment: 'src/server sits on top of the broker; the in-process library never loads it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/server/' },
+      to: { path: '^src/server/' },
+    },
+    {
       name: 'library-knows-no-tests',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/testing/' },

@@ -347,6 +347,15 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     if (this.#exchanges.delete(name, options)) await this.#registry.sync();
   }
 
+  /**
+   * Publishes to an exchange by name, `""` being the default exchange, as an exchange handle's
+   * `publish()` does (the calls of a network client, which names exchanges rather than holding
+   * handles).
+   */
+  publish(exchange: string, body: PublishBody, options?: ExchangePublishOptions): Promise<void> {
+    return this.#publish(exchange, body, options);
+  }
+
   /** Every exchange (the default `""` and the predeclared `amq.*` ones included), by name. */
   exchanges(): ExchangeInfo[] {
     assertOpen(this.closed, 'broker');

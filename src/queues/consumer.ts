@@ -21,6 +21,8 @@ export interface SubscribeParams {
   manualAck?: boolean;
   /** Requeue a message whose callback threw (default true). */
   requeueOnNack?: boolean;
+  /** Start paused: nothing is delivered until `subscription.resume()`. */
+  paused?: boolean;
 }
 
 const SUBSCRIBE_PARAMS: ReadonlySet<string> = new Set<keyof SubscribeParams>([
@@ -31,6 +33,7 @@ const SUBSCRIBE_PARAMS: ReadonlySet<string> = new Set<keyof SubscribeParams>([
   'prefetch',
   'manualAck',
   'requeueOnNack',
+  'paused',
 ]);
 
 /**
@@ -121,6 +124,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   #closed = false;
   /** Why settling fails once closed. */
   #closedDetail = '';
+  #paused = false;
   readonly #host: ConsumerHost<E>;
   /** The consumer tag. */
   readonly consumerTag: string;
@@ -168,6 +172,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
     this.#callback = callback;
     this.#autoAck = !this.noAck && params.manualAck !== true;
     this.#requeueOnNack = params.requeueOnNack !== false;
+    this.#paused = params.paused === true;
   }
 
   /** True until `cancel()` or `close()`. */
@@ -182,9 +187,24 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
 
   /** How many more messages it may receive now (Infinity when unlimited, 0 when cancelled). */
   get capacity(): number {
-    if (this.#cancelled) return 0;
+    if (this.#cancelled || this.#paused) return 0;
     if (this.prefetch === 0) return Number.POSITIVE_INFINITY;
     return this.prefetch - this.#unsettled;
+  }
+
+  /**
+   * Holds deliveries back until `resume()`, whatever the prefetch window allows: a network
+   * consumer whose socket is not draining. Settling goes on as usual.
+   */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Lets deliveries flow again after `pause()`. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#freed();
   }
 
   /** Registers a listener run once when the consumer is cancelled or closed. */

@@ -8,6 +8,7 @@ import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
 import { Broker } from '../../src/broker.js';
+import { listen } from '../../src/server/server.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { eventually, expectAmqpError, sleep } from './helpers.js';
 import type { ParitySession, TargetBehaviour } from './types.js';
@@ -37,7 +38,7 @@ export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:567
  * points at one: set `PARITY_STREAM_OFFSET_BASE=1` for a broker counting stream offsets from 1).
  */
 export function amqpBrokerTarget(name: string, url: string): ParityTarget {
-  const returned = new WeakMap<ParitySession, AMQPMessage[]>();
+  const wire = overTheWire();
   return {
     name,
     firstStreamOffset: Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
@@ -56,7 +57,63 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
         return `no AMQP broker at ${redact(url)}: ${(err as Error).message}`;
       }
     },
+    open: () => wire.connect(url),
+    elapse: (_session, ms) => sleep(ms),
+    expectUnroutable: wire.expectUnroutable,
+  };
+}
+
+/**
+ * mqlite's AMQP server through `@cloudamqp/amqp-client`: a fresh memory broker on a
+ * `ManualClock` per scenario, served on a free port; stopping the session stops both.
+ */
+export function mqliteWireTarget(): ParityTarget {
+  const wire = overTheWire();
+  const clocks = new WeakMap<ParitySession, ManualClock>();
+  return {
+    name: 'mqlite-wire',
+    firstStreamOffset: 1,
+    behaviour: {
+      // amqp-client's cancel closes the channel, and the server requeues what it held.
+      cancelRequeuesUnacked: true,
+      maxLengthBytesReason: 'maxlenbytes',
+      deliveryCountHeader: true,
+      notImplementedClosesConnection: true,
+    },
+    unavailable: async () => undefined,
     async open() {
+      const clock = new ManualClock(Date.now());
+      const broker = await Broker.open({ clock });
+      const server = await listen(broker);
+      const session = await wire.connect(server.url);
+      const stop = session.stop.bind(session);
+      session.stop = async (reason?: string) => {
+        try {
+          await stop(reason);
+        } finally {
+          await server.close();
+          await broker.close();
+        }
+      };
+      clocks.set(session, clock);
+      return session;
+    },
+    async elapse(session, ms) {
+      const clock = clocks.get(session);
+      if (!clock) throw new Error('session was not opened by this target');
+      // Real time passed over the network too (timestamps are compared with Date.now()):
+      // catch up with it first, then let `ms` pass.
+      clock.setTime(Math.max(clock.now(), Date.now()) + ms);
+    },
+    expectUnroutable: wire.expectUnroutable,
+  };
+}
+
+/** Sessions of `@cloudamqp/amqp-client` that record the messages a broker returns. */
+function overTheWire() {
+  const returned = new WeakMap<ParitySession, AMQPMessage[]>();
+  return {
+    async connect(url: string): Promise<AMQPSession> {
       const messages: AMQPMessage[] = [];
       const session = await AMQPSession.connect(url, {
         logger: null,
@@ -65,8 +122,7 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
       returned.set(session, messages);
       return session;
     },
-    elapse: (_session, ms) => sleep(ms),
-    async expectUnroutable(session, publish) {
+    async expectUnroutable(session: ParitySession, publish: () => Promise<unknown>) {
       const messages = returned.get(session);
       if (!messages) throw new Error('session was not opened by this target');
       const before = messages.length;
@@ -124,5 +180,6 @@ export function mqliteTarget(): ParityTarget {
 /** Every target the parity suite runs against. */
 export const targets: readonly ParityTarget[] = [
   mqliteTarget(),
+  mqliteWireTarget(),
   amqpBrokerTarget(process.env.AMQP_URL ? 'amqp-url' : 'rabbitmq', amqpUrl),
 ];

@@ -36,6 +36,26 @@ describe('a subscription', () => {
     expect(new Subscription(host, 'q', { tag: 'mine' }).consumerTag).toBe('mine');
   });
 
+  test('pause holds deliveries back whatever the prefetch; resume lets them flow', () => {
+    const { host, pending } = recordingHost();
+    const got: string[] = [];
+    const sub = new Subscription(host, 'q', { paused: true }, (m) => {
+      got.push(m.bodyString());
+    });
+    pending.push('a', 'b');
+    host.pump(sub);
+    expect(sub.capacity).toBe(0);
+    expect(got).toEqual([]);
+    sub.resume();
+    expect(got).toEqual(['a', 'b']);
+    sub.pause();
+    pending.push('c');
+    host.pump(sub);
+    expect(got).toEqual(['a', 'b']);
+    sub.resume();
+    expect(got).toEqual(['a', 'b', 'c']);
+  });
+
   test('refuses a prefetch that is not an integer 0..65535', () => {
     const { host } = recordingHost();
     expect(() => new Subscription(host, 'q', { prefetch: -1 })).toThrow(RangeError);

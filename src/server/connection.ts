@@ -1,0 +1,490 @@
+/**
+ * One client connection: the protocol header, the handshake (start, tune, open) as RabbitMQ 3.10
+ * conducts it, heartbeats both ways, channel multiplexing, connection exceptions, and flow
+ * control: the socket is not read while too many publishes wait for storage, and consumers stop
+ * receiving while the socket does not drain.
+ */
+import type { Socket } from 'node:net';
+import type { BrokerSession } from '../broker/session.js';
+import type { Broker } from '../broker.js';
+import type { Clock, TimerHandle } from '../clock.js';
+import { AmqpChannel, type ChannelHost } from './channel.js';
+import { AmqpException } from './errors.js';
+import type { ReplyAddresses } from './reply-to.js';
+import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
+import { readTable } from './wire/field-table.js';
+import { FrameError, FrameParser } from './wire/frames.js';
+import {
+  FRAME_BODY,
+  FRAME_HEADER,
+  FRAME_HEARTBEAT,
+  type OutArgs,
+  readArgs,
+  writeHeartbeat,
+  writeMethod,
+} from './wire/methods.js';
+import { type ArgsOf, classExists, type Method, type MethodName, methodById } from './wire/spec.js';
+
+/** The protocol header of AMQP 0-9-1. */
+export const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
+export const CHANNEL_MAX = 2047;
+export const FRAME_MAX = 131072;
+/** RabbitMQ's smallest frame-max. */
+export const FRAME_MIN = 4096;
+export const HEARTBEAT_SECONDS = 60;
+/** Publishes waiting for storage at which the connection stops reading its socket. */
+const PUBLISHES_HIGH = 1024;
+const PUBLISHES_LOW = 256;
+/** Output bytes gathered before they are written without waiting for the end of the turn. */
+const WRITE_BATCH = 256 * 1024;
+
+/** What a connection needs from its server. */
+export interface ConnectionOptions {
+  readonly broker: Broker;
+  readonly clock: Clock;
+  /** The server's direct reply-to addresses. */
+  readonly replies: ReplyAddresses;
+  /** Users and passwords accepted. */
+  readonly users: ReadonlyMap<string, string>;
+  /** Heartbeat proposed in connection.tune, seconds (0: none). */
+  readonly heartbeat: number;
+  /** Time allowed for the handshake, ms. */
+  readonly handshakeTimeout: number;
+  /** The connection ended and released everything. */
+  readonly onEnd: (connection: AmqpConnection) => void;
+}
+
+type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' | 'ended';
+
+const SERVER_PROPERTIES = {
+  product: 'mqlite',
+  version: '0.1.0',
+  platform: `Node.js ${process.version}`,
+  copyright: 'mqlite contributors',
+  information: 'Licensed under the MIT license',
+  capabilities: {
+    publisher_confirms: true,
+    exchange_exchange_bindings: false,
+    'basic.nack': true,
+    consumer_cancel_notify: true,
+    'connection.blocked': false,
+    consumer_priorities: true,
+    authentication_failure_close: true,
+    per_consumer_qos: true,
+    direct_reply_to: true,
+  },
+};
+
+export class AmqpConnection implements ChannelHost {
+  readonly broker: Broker;
+  readonly session: BrokerSession;
+  readonly replies: ReplyAddresses;
+  user = '';
+  frameMax = FRAME_MAX;
+  cancelNotify = false;
+  writable = true;
+  readonly #socket: Socket;
+  readonly #options: ConnectionOptions;
+  readonly #clock: Clock;
+  #state: State = 'header';
+  #header = Buffer.alloc(0);
+  readonly #parser = new FrameParser(FRAME_MAX);
+  readonly #channels = new Map<number, AmqpChannel>();
+  #channelMax = CHANNEL_MAX;
+  readonly #out = new Writer(64 * 1024);
+  #flushScheduled = false;
+  #publishing = 0;
+  #readPaused = false;
+  #heartbeatMs = 0;
+  #lastRead: number;
+  #lastWrite: number;
+  #timer: TimerHandle | undefined;
+  #ended: Promise<void> | undefined;
+  #resolveDone!: () => void;
+  readonly #done = new Promise<void>((resolve) => {
+    this.#resolveDone = resolve;
+  });
+
+  constructor(socket: Socket, options: ConnectionOptions) {
+    this.#socket = socket;
+    this.#options = options;
+    this.broker = options.broker;
+    this.replies = options.replies;
+    this.#clock = options.clock;
+    this.session = options.broker.session();
+    this.#lastRead = this.#lastWrite = this.#clock.now();
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    socket.on('drain', () => this.#setWritable(true));
+    socket.on('error', () => {});
+    socket.on('close', () => void this.end());
+    this.#timer = this.#clock.setTimeout(() => {
+      if (this.#state !== 'running' && this.#state !== 'ended') this.#destroy();
+    }, options.handshakeTimeout);
+  }
+
+  /** Ends the connection and releases its channels, consumers and exclusive queues. */
+  end(): Promise<void> {
+    this.#ended ??= this.#release();
+    return this.#ended;
+  }
+
+  /**
+   * Closes the connection from the server's side (320 when the server stops): connection.close,
+   * then the end once the client's close-ok came (or it did not in time).
+   */
+  close(replyCode: number, detail: string): Promise<void> {
+    if (this.#state === 'running') {
+      this.fail(new AmqpException(replyCode, detail), 0, 0);
+    } else if (this.#state !== 'closing') {
+      this.#destroy();
+    }
+    return this.#done;
+  }
+
+  // --- ChannelHost ---------------------------------------------------------------------------
+
+  write(build: (w: Writer) => void): void {
+    if (this.#state === 'ended') return;
+    build(this.#out);
+    if (this.#out.pos >= WRITE_BATCH) this.#flush();
+    else if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  fail(error: AmqpException, classId: number, methodId: number): void {
+    if (this.#state === 'closing' || this.#state === 'ended') return;
+    this.#send(0, 'connection.close', {
+      replyCode: error.replyCode,
+      replyText: error.replyText,
+      classId,
+      methodId,
+    });
+    this.#state = 'closing';
+    for (const channel of this.#channels.values()) void channel.teardown();
+    // A peer that never answers close-ok is dropped after a while.
+    this.#restartTimer(() => this.#destroy(), 5000);
+  }
+
+  publishing(delta: number): void {
+    this.#publishing += delta;
+    if (!this.#readPaused && this.#publishing >= PUBLISHES_HIGH) {
+      this.#readPaused = true;
+      this.#socket.pause();
+    } else if (this.#readPaused && this.#publishing <= PUBLISHES_LOW) {
+      this.#readPaused = false;
+      this.#socket.resume();
+    }
+  }
+
+  released(channel: number): void {
+    this.#channels.delete(channel);
+  }
+
+  // --- input ---------------------------------------------------------------------------------
+
+  #onData(chunk: Buffer): void {
+    this.#lastRead = this.#clock.now();
+    if (this.#state === 'ended') return;
+    if (this.#state === 'header') {
+      const header = Buffer.concat([this.#header, chunk]);
+      if (header.length < 8) {
+        this.#header = header;
+        return;
+      }
+      if (!header.subarray(0, 8).equals(PROTOCOL_HEADER)) {
+        // The version this server speaks, then close (AMQP 0-9-1 §4.2.2).
+        this.#socket.end(PROTOCOL_HEADER);
+        this.#state = 'ended';
+        return;
+      }
+      this.#state = 'start-ok';
+      this.#send(0, 'connection.start', {
+        versionMajor: 0,
+        versionMinor: 9,
+        serverProperties: SERVER_PROPERTIES,
+        mechanisms: 'PLAIN AMQPLAIN',
+        locales: 'en_US',
+      });
+      chunk = header.subarray(8);
+      if (chunk.length === 0) return;
+    }
+    try {
+      this.#parser.push(chunk, (type, channel, payload) => this.#onFrame(type, channel, payload));
+    } catch (error) {
+      if (error instanceof FrameError) this.fail(new AmqpException(501, error.message), 0, 0);
+      else if (error instanceof WireSyntaxError) {
+        this.fail(new AmqpException(502, error.message), 0, 0);
+      } else if (error instanceof AmqpException) this.fail(error, 0, 0);
+      else this.fail(new AmqpException(541, String(error)), 0, 0);
+    }
+  }
+
+  #onFrame(type: number, channelId: number, payload: Buffer): boolean {
+    if (this.#state === 'ended') return false;
+    if (type === FRAME_HEARTBEAT) {
+      if (channelId !== 0) throw new FrameError('heartbeat frame on a channel other than 0');
+      return true;
+    }
+    if (type === FRAME_HEADER || type === FRAME_BODY) {
+      if (this.#state === 'closing') return true;
+      const channel = this.#channels.get(channelId);
+      if (!channel || this.#state !== 'running') {
+        throw new AmqpException(504, `content frame on channel ${channelId}, which is not open`);
+      }
+      this.#guarded(60, 40, () =>
+        type === FRAME_HEADER ? channel.onHeader(payload) : channel.onBody(payload),
+      );
+      return (this.#state as State) !== 'ended';
+    }
+    const r = new Reader(payload);
+    const classId = r.u16();
+    const methodId = r.u16();
+    const def = methodById(classId, methodId);
+    if (!def) {
+      if (this.#state === 'closing') return true;
+      throw new AmqpException(
+        540,
+        classExists(classId)
+          ? `unknown method ${methodId} of class ${classId}`
+          : `unknown class ${classId}`,
+      );
+    }
+    try {
+      const method = readArgs(r, def);
+      if (channelId === 0) this.#onConnectionMethod(method);
+      else this.#onChannelMethod(channelId, method);
+    } catch (error) {
+      if (error instanceof WireSyntaxError)
+        this.fail(new AmqpException(502, error.message), classId, methodId);
+      else if (error instanceof AmqpException) this.fail(error, classId, methodId);
+      else throw error;
+    }
+    return (this.#state as State) !== 'ended';
+  }
+
+  #guarded(classId: number, methodId: number, run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof AmqpException) this.fail(error, classId, methodId);
+      else throw error;
+    }
+  }
+
+  #onConnectionMethod(method: Method): void {
+    const { classId } = method.def;
+    if (this.#state === 'closing') {
+      if (method.name === 'connection.close-ok') this.#destroy();
+      else if (method.name === 'connection.close') this.#send(0, 'connection.close-ok', {});
+      return;
+    }
+    if (classId !== 10) {
+      throw new AmqpException(
+        503,
+        `expected a connection method on channel 0, got '${method.name}'`,
+      );
+    }
+    const expected = this.#state === 'running' ? undefined : `connection.${this.#state}`;
+    if (expected && method.name !== expected && method.name !== 'connection.close') {
+      throw new AmqpException(503, `expected '${expected}', got '${method.name}'`);
+    }
+    switch (method.name) {
+      case 'connection.start-ok':
+        this.#startOk(method.args);
+        return;
+      case 'connection.tune-ok':
+        this.#tuneOk(method.args);
+        return;
+      case 'connection.open':
+        if (method.args.virtualHost !== '/') {
+          throw new AmqpException(530, `vhost ${method.args.virtualHost} not found`);
+        }
+        this.#state = 'running';
+        this.#send(0, 'connection.open-ok', { knownHosts: '' });
+        this.#startHeartbeat();
+        return;
+      case 'connection.close':
+        this.#send(0, 'connection.close-ok', {});
+        this.#flush();
+        this.#state = 'closing';
+        this.#destroy();
+        return;
+      case 'connection.close-ok':
+        return;
+      case 'connection.update-secret':
+        this.#send(0, 'connection.update-secret-ok', {});
+        return;
+      case 'connection.blocked':
+      case 'connection.unblocked':
+        // Clients do not send these; RabbitMQ ignores them.
+        return;
+      default:
+        throw new AmqpException(503, `'${method.name}' is not a client method`);
+    }
+  }
+
+  #startOk(a: ArgsOf<'connection.start-ok'>): void {
+    const capabilities = a.clientProperties.capabilities;
+    this.cancelNotify =
+      typeof capabilities === 'object' &&
+      capabilities !== null &&
+      (capabilities as Record<string, unknown>).consumer_cancel_notify === true;
+    const credentials = parseCredentials(a.mechanism, a.response);
+    if (!credentials || this.#options.users.get(credentials.user) !== credentials.password) {
+      throw new AmqpException(
+        403,
+        `Login was refused using authentication mechanism ${a.mechanism}. For details see the broker logfile.`,
+      );
+    }
+    this.user = credentials.user;
+    this.#state = 'tune-ok';
+    this.#send(0, 'connection.tune', {
+      channelMax: CHANNEL_MAX,
+      frameMax: FRAME_MAX,
+      heartbeat: this.#options.heartbeat,
+    });
+  }
+
+  #tuneOk(a: ArgsOf<'connection.tune-ok'>): void {
+    const frameMax = a.frameMax === 0 ? FRAME_MAX : a.frameMax;
+    if (frameMax < FRAME_MIN) {
+      throw new AmqpException(530, `frame_max=${frameMax} < ${FRAME_MIN} min size`);
+    }
+    if (frameMax > FRAME_MAX) {
+      throw new AmqpException(530, `frame_max=${frameMax} > ${FRAME_MAX} max size`);
+    }
+    const channelMax = a.channelMax === 0 ? CHANNEL_MAX : a.channelMax;
+    if (channelMax > CHANNEL_MAX) {
+      throw new AmqpException(530, `channel_max=${channelMax} > ${CHANNEL_MAX} max`);
+    }
+    this.frameMax = frameMax;
+    this.#parser.frameMax = frameMax;
+    this.#channelMax = channelMax;
+    this.#heartbeatMs = a.heartbeat * 1000;
+    this.#state = 'open';
+  }
+
+  #onChannelMethod(channelId: number, method: Method): void {
+    if (this.#state === 'closing') return;
+    if (this.#state !== 'running') {
+      throw new AmqpException(503, `'${method.name}' before the connection is open`);
+    }
+    if (method.def.classId === 10) {
+      throw new AmqpException(503, `connection method '${method.name}' on channel ${channelId}`);
+    }
+    const channel = this.#channels.get(channelId);
+    if (method.name === 'channel.open') {
+      if (channel) throw new AmqpException(504, "second 'channel.open' seen");
+      if (channelId > this.#channelMax) {
+        throw new AmqpException(
+          530,
+          `channel number ${channelId} exceeds channel_max ${this.#channelMax}`,
+        );
+      }
+      this.#channels.set(channelId, new AmqpChannel(channelId, this));
+      this.#send(channelId, 'channel.open-ok', { channelId: '' });
+      return;
+    }
+    if (!channel) throw new AmqpException(504, "expected 'channel.open'");
+    const { classId, methodId } = method.def;
+    this.#guarded(classId, methodId, () => channel.onMethod(method));
+  }
+
+  // --- output --------------------------------------------------------------------------------
+
+  #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {
+    this.write((w) => writeMethod(w, channel, name, args));
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const out = this.#out;
+    if (out.pos === 0 || this.#state === 'ended') return;
+    const bytes = out.take();
+    out.pos = 0;
+    this.#lastWrite = this.#clock.now();
+    if (!this.#socket.write(bytes)) this.#setWritable(false);
+  }
+
+  #setWritable(writable: boolean): void {
+    if (this.writable === writable) return;
+    this.writable = writable;
+    for (const channel of this.#channels.values()) channel.setWritable();
+  }
+
+  // --- heartbeats and the end ----------------------------------------------------------------
+
+  #startHeartbeat(): void {
+    if (this.#timer) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#heartbeatMs === 0) return;
+    const tick = this.#heartbeatMs / 2;
+    const beat = () => {
+      const now = this.#clock.now();
+      if (now - this.#lastRead >= 2 * this.#heartbeatMs) {
+        // A peer silent for two intervals is gone: drop it without a close (as RabbitMQ).
+        this.#destroy();
+        return;
+      }
+      if (now - this.#lastWrite >= tick) {
+        this.write(writeHeartbeat);
+        this.#flush();
+      }
+      this.#timer = this.#clock.setTimeout(beat, tick);
+    };
+    this.#timer = this.#clock.setTimeout(beat, tick);
+  }
+
+  #restartTimer(fn: () => void, ms: number): void {
+    if (this.#timer) this.#clock.clearTimeout(this.#timer);
+    this.#timer = this.#clock.setTimeout(fn, ms);
+  }
+
+  #destroy(): void {
+    this.#flush();
+    this.#state = 'ended';
+    this.#socket.end();
+    this.#socket.destroySoon();
+    void this.end();
+  }
+
+  async #release(): Promise<void> {
+    this.#state = 'ended';
+    if (this.#timer) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (!this.#socket.destroyed) this.#socket.destroy();
+    const channels = [...this.#channels.values()];
+    this.#channels.clear();
+    for (const channel of channels) await channel.teardown();
+    await this.session.close().catch(() => {});
+    this.#options.onEnd(this);
+    this.#resolveDone();
+  }
+}
+
+/** The user and password of a PLAIN or AMQPLAIN response, or undefined. */
+function parseCredentials(
+  mechanism: string,
+  response: Uint8Array,
+): { user: string; password: string } | undefined {
+  const bytes = Buffer.from(response.buffer, response.byteOffset, response.byteLength);
+  if (mechanism === 'PLAIN') {
+    const parts = bytes.toString('utf8').split('\0');
+    if (parts.length !== 3) return undefined;
+    return { user: parts[1]!, password: parts[2]! };
+  }
+  if (mechanism === 'AMQPLAIN') {
+    // A field table without its length prefix.
+    const framed = Buffer.alloc(4 + bytes.length);
+    framed.writeUInt32BE(bytes.length, 0);
+    bytes.copy(framed, 4);
+    const table = readTable(new Reader(framed));
+    const { LOGIN: user, PASSWORD: password } = table;
+    if (typeof user !== 'string' || typeof password !== 'string') return undefined;
+    return { user, password };
+  }
+  return undefined;
+}

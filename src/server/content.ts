@@ -1,0 +1,100 @@
+/**
+ * A publish assembled from its frames: the basic.publish method, then one content header, then
+ * body frames until the header's body size is reached. A frame out of this order is 505
+ * UNEXPECTED_FRAME; a body larger than RabbitMQ's default `max_message_size` (128 MiB) is refused
+ * from its header, before any of it is buffered.
+ */
+import type { MessageProperties } from '../message/types.js';
+import { AmqpException } from './errors.js';
+import { Reader } from './wire/bytes.js';
+import { readContentHeader } from './wire/properties.js';
+import type { ArgsOf } from './wire/spec.js';
+
+/** RabbitMQ's default `max_message_size`: 128 MiB. */
+export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+
+/** A complete publish. */
+export interface Publish {
+  readonly args: ArgsOf<'basic.publish'>;
+  readonly properties: MessageProperties;
+  readonly body: Buffer;
+}
+
+export class ContentAssembly {
+  #args: ArgsOf<'basic.publish'> | undefined;
+  #properties: MessageProperties | undefined;
+  #size = 0;
+  /** Body frames received, copied: memory follows what arrived, not what a header claims. */
+  #chunks: Buffer[] = [];
+  #received = 0;
+
+  /** Whether a publish waits for its content frames. */
+  get pending(): boolean {
+    return this.#args !== undefined;
+  }
+
+  /** A basic.publish arrived: its content frames come next. */
+  start(args: ArgsOf<'basic.publish'>): void {
+    this.#args = args;
+    this.#properties = undefined;
+    this.#chunks = [];
+    this.#received = 0;
+  }
+
+  /** Forgets a publish under way. */
+  reset(): void {
+    this.#args = undefined;
+  }
+
+  /**
+   * A content header frame; returns the publish when its body is empty.
+   * @throws AmqpException 505 out of order, 406 for a body over the size limit.
+   */
+  header(payload: Buffer): Publish | undefined {
+    if (!this.#args || this.#properties) {
+      throw new AmqpException(505, 'expected method frame, got non method frame instead');
+    }
+    const header = readContentHeader(new Reader(payload));
+    if (header.classId !== 60) {
+      throw new AmqpException(
+        505,
+        `expected content header for class 60, got one for class ${header.classId} instead`,
+      );
+    }
+    if (header.bodySize > MAX_MESSAGE_BYTES) {
+      this.reset();
+      throw new AmqpException(
+        406,
+        `message size ${header.bodySize} is larger than configured max size ${MAX_MESSAGE_BYTES}`,
+      );
+    }
+    this.#properties = header.properties;
+    this.#size = header.bodySize;
+    return header.bodySize === 0 ? this.#complete() : undefined;
+  }
+
+  /**
+   * A content body frame; returns the publish once its body is complete.
+   * @throws AmqpException 505 out of order, 501 past the header's body size.
+   */
+  body(payload: Buffer): Publish | undefined {
+    if (!this.#args || !this.#properties) {
+      throw new AmqpException(505, 'expected method frame, got non method frame instead');
+    }
+    if (this.#received + payload.length > this.#size) {
+      throw new AmqpException(501, 'content body frames exceed the size in the content header');
+    }
+    this.#chunks.push(Buffer.from(payload));
+    this.#received += payload.length;
+    return this.#received === this.#size ? this.#complete() : undefined;
+  }
+
+  #complete(): Publish {
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
+    const publish = { args: this.#args!, properties: this.#properties!, body };
+    this.reset();
+    this.#chunks = [];
+    return publish;
+  }
+}

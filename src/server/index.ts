@@ -1,0 +1,17 @@
+/**
+ * mqlite/server: an AMQP 0-9-1 server in the process, so applications and their AMQP clients
+ * connect to a mqlite broker unchanged.
+ */
+export { AmqpException } from './errors.js';
+export { type AmqpServer, type ListenOptions, listen } from './server.js';
+export { Reader, Writer } from './wire/bytes.js';
+export {
+  type AmqpType,
+  type Decimal,
+  readTable,
+  readTypedTable,
+  type TypedTable,
+  type TypedValue,
+  writeTable,
+  writeTypedTable,
+} from './wire/field-table.js';

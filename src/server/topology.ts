@@ -1,0 +1,81 @@
+/**
+ * The exchange and queue methods of one channel, as broker calls: declare, delete, and the queue
+ * lookups of bind, purge, consume and get, through the connection's session (so exclusive queues
+ * are the connection's). An empty queue name means the queue the channel declared last, as AMQP
+ * 0-9-1 specifies.
+ */
+import type { BrokerQueue } from '../broker/queue-handle.js';
+import { queueStats } from '../broker/queue-kinds.js';
+import type { BrokerSession } from '../broker/session.js';
+import type { Broker } from '../broker.js';
+import { NotFoundError } from '../errors.js';
+import type { ArgsOf } from './wire/spec.js';
+
+export class ChannelTopology {
+  readonly #broker: Broker;
+  readonly #session: BrokerSession;
+  #lastQueue: string | undefined;
+
+  constructor(broker: Broker, session: BrokerSession) {
+    this.#broker = broker;
+    this.#session = session;
+  }
+
+  async declareExchange(a: ArgsOf<'exchange.declare'>): Promise<void> {
+    await this.#broker.exchange(a.exchange, a.type, {
+      passive: a.passive,
+      durable: a.durable,
+      autoDelete: a.autoDelete,
+      internal: a.internal,
+      arguments: a.arguments,
+    });
+  }
+
+  /** Declares (or, passive, finds) a queue; resolves with declare-ok's arguments. */
+  async declareQueue(
+    a: ArgsOf<'queue.declare'>,
+  ): Promise<{ queue: string; messageCount: number; consumerCount: number }> {
+    const name = a.passive && a.queue === '' ? this.#lastQueueName() : a.queue;
+    const queue = await this.#session.queue(
+      name,
+      a.passive
+        ? { passive: true }
+        : {
+            durable: a.durable,
+            exclusive: a.exclusive,
+            autoDelete: a.autoDelete,
+            arguments: a.arguments,
+          },
+    );
+    this.#lastQueue = queue.name;
+    const stats = queueStats(queue);
+    return { queue: queue.name, messageCount: stats.messagesReady, consumerCount: stats.consumers };
+  }
+
+  /** Deletes a queue; resolves with how many messages it held (0 for a missing queue). */
+  async deleteQueue(a: ArgsOf<'queue.delete'>): Promise<number> {
+    let queue: BrokerQueue;
+    try {
+      queue = await this.queue(a.queue);
+    } catch (error) {
+      // Deleting a queue that does not exist succeeds, as in RabbitMQ 3.10.
+      if (error instanceof NotFoundError) return 0;
+      throw error;
+    }
+    return queue.delete({ ifUnused: a.ifUnused, ifEmpty: a.ifEmpty });
+  }
+
+  /** The queue a method names. */
+  queue(name: string): Promise<BrokerQueue> {
+    try {
+      return this.#session.queue(name === '' ? this.#lastQueueName() : name, { passive: true });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #lastQueueName(): string {
+    if (this.#lastQueue === undefined) throw new NotFoundError('no previously declared queue');
+    return this.#lastQueue;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Cuts a byte stream into frames. A frame larger than the negotiated frame-max, of an unknown
+ * type or without its end marker is a `FrameError` (AMQP 501 FRAME_ERROR); nothing of a
+ * partial frame is buffered beyond frame-max.
+ */
+import { Buffer } from 'node:buffer';
+import { FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD } from './methods.js';
+
+/** The stream is not a sequence of valid frames: AMQP 501 FRAME_ERROR. */
+export class FrameError extends Error {
+  override name = 'FrameError';
+}
+
+/** Receives one frame; its payload is valid only during the call. Return false to stop. */
+export type FrameHandler = (type: number, channel: number, payload: Buffer) => boolean;
+
+export class FrameParser {
+  /** Largest frame accepted, overhead included. */
+  frameMax: number;
+  #pending: Buffer | undefined;
+
+  constructor(frameMax: number) {
+    this.frameMax = frameMax;
+  }
+
+  /** Bytes held of an incomplete frame. */
+  get buffered(): number {
+    return this.#pending?.length ?? 0;
+  }
+
+  /**
+   * Feeds bytes; calls `onFrame` for each complete frame, in order.
+   * @throws FrameError for a frame that cannot be valid.
+   */
+  push(chunk: Buffer, onFrame: FrameHandler): void {
+    let buf = chunk;
+    if (this.#pending) {
+      buf = Buffer.concat([this.#pending, chunk]);
+      this.#pending = undefined;
+    }
+    let at = 0;
+    while (buf.length - at >= 7) {
+      const type = buf[at]!;
+      if (
+        type !== FRAME_METHOD &&
+        type !== FRAME_HEADER &&
+        type !== FRAME_BODY &&
+        type !== FRAME_HEARTBEAT
+      ) {
+        throw new FrameError(`unknown frame type ${type}`);
+      }
+      const channel = buf.readUInt16BE(at + 1);
+      const size = buf.readUInt32BE(at + 3);
+      if (size + 8 > this.frameMax) {
+        throw new FrameError(
+          `frame of ${size + 8} bytes is larger than frame-max ${this.frameMax}`,
+        );
+      }
+      const end = at + 7 + size;
+      if (end >= buf.length) break;
+      if (buf[end] !== FRAME_END) throw new FrameError(`frame end marker missing (type ${type})`);
+      const payload = buf.subarray(at + 7, end);
+      at = end + 1;
+      if (!onFrame(type, channel, payload)) return;
+    }
+    if (at < buf.length) this.#pending = Buffer.from(buf.subarray(at));
+  }
+}
