@@ -245,7 +245,9 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
    */
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.cancel();
+    // All in one synchronous step: a queue handing over to another consumer then finds these
+    // messages back in place first.
+    void this.cancel();
     this.#closed = true;
     const entries: E[] = [];
     this.#takeUpTo(Number.POSITIVE_INFINITY, (entry) => entries.push(entry));

@@ -27,6 +27,8 @@ export interface ParityTarget {
   elapse(session: ParitySession, ms: number): Promise<void>;
   /** See `ParityContext.expectUnroutable`. */
   expectUnroutable(session: ParitySession, publish: () => Promise<unknown>): Promise<void>;
+  /** See `ParityContext.connection`. */
+  connect(session: ParitySession): Promise<ParitySession>;
 }
 
 /** The broker under `AMQP_URL`, by default the local RabbitMQ the project's machines run. */
@@ -46,6 +48,7 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
       maxLengthBytesReason: 'maxlen',
       deliveryCountHeader: false,
       notImplementedClosesConnection: true,
+      multipleSpansQueues: true,
     },
     async unavailable() {
       try {
@@ -66,6 +69,7 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
       return session;
     },
     elapse: (_session, ms) => sleep(ms),
+    connect: () => AMQPSession.connect(url, { logger: null }),
     async expectUnroutable(session, publish) {
       const messages = returned.get(session);
       if (!messages) throw new Error('session was not opened by this target');
@@ -102,6 +106,7 @@ export function mqliteTarget(): ParityTarget {
       maxLengthBytesReason: 'maxlenbytes',
       deliveryCountHeader: true,
       notImplementedClosesConnection: false,
+      multipleSpansQueues: false,
     },
     unavailable: async () => undefined,
     async open() {
@@ -114,6 +119,9 @@ export function mqliteTarget(): ParityTarget {
       const clock = clocks.get(session);
       if (!clock) throw new Error('session was not opened by this target');
       clock.advance(ms);
+    },
+    async connect(session) {
+      return (session as Broker).session() as unknown as ParitySession;
     },
     async expectUnroutable(_session, publish) {
       await expectAmqpError(publish(), 312, /^NO_ROUTE - /);

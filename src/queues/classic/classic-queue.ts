@@ -33,6 +33,7 @@ import {
   Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { ConsumerRotation } from './consumer-rotation.js';
 import {
   type DeadLetterRouter,
   type DeathReason,
@@ -165,13 +166,6 @@ export function checkClassicOptions(options: ClassicQueueOptions, kind: string):
   return parseClassicArguments(options.arguments, options.name);
 }
 
-/** Consumers of equal `x-priority`, served round-robin. */
-interface PriorityGroup {
-  readonly priority: number;
-  readonly members: Subscription<number>[];
-  next: number;
-}
-
 /**
  * A classic AMQP queue over a `ReadyStore`. Concrete kinds (`Queue`, `PriorityQueue`,
  * `LastValueQueue`) provide the store and an `open()`.
@@ -195,8 +189,8 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** Consumers in registration order (the single active consumer is the first). */
   readonly #consumers: Subscription<number>[] = [];
-  /** Consumers by `x-priority`, highest first. */
-  #groups: PriorityGroup[] = [];
+  /** Who gets the next message, by `x-priority` and round-robin. */
+  readonly #rotation = new ConsumerRotation<number>();
   #exclusive = false;
   /** Open browsers: they acquire nothing but, as consumers, keep `x-expires` away. */
   #browsers = 0;
@@ -233,7 +227,10 @@ export class ClassicQueue implements AsyncDisposable {
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
-      onCapacity: () => this.#dispatch(),
+      onCapacity: (consumer) => {
+        this.#rotation.freed(consumer);
+        this.#dispatch();
+      },
       onCancel: (consumer) => this.#removeConsumer(consumer),
     };
     init.store.onDisplaced = (handle) => {
@@ -420,12 +417,13 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   /**
-   * Deletes the queue with its messages (nothing is dead-lettered); consumers are cancelled.
-   * Returns how many messages it held.
+   * Deletes the queue with its messages (nothing is dead-lettered); consumers are cancelled, and
+   * settling their unacked deliveries afterwards does nothing. Returns how many ready messages it
+   * held (unacknowledged ones not counted, as RabbitMQ's delete-ok).
    */
   async delete(): Promise<number> {
     this.#assertOpen();
-    const count = this.store.readyCount + this.store.inFlightCount;
+    const count = this.store.readyCount;
     await this.#shutdown();
     await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'delete');
     this.#onDelete?.(this.name);
@@ -519,12 +517,14 @@ export class ClassicQueue implements AsyncDisposable {
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
     if (this.#consumers.length > 0) this.#dispatch();
+    // The length limit applies before the TTL: a message expiring at once still pushes the head
+    // out of a full queue (or is dropped itself by a limit nothing fits in).
+    if (this.#limited()) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
       else this.#indexExpiry(now + ttl, handle);
     }
-    if (args.maxLength !== undefined || args.maxLengthBytes !== undefined) this.#dropHeads();
     return store.sync();
   }
 
@@ -544,6 +544,11 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #endTick = (): void => {
     this.#tickNow = Number.NaN;
   };
+
+  /** Whether the queue has a length limit. */
+  #limited(): boolean {
+    return this.arguments.maxLength !== undefined || this.arguments.maxLengthBytes !== undefined;
+  }
 
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
   #overLimit(count: number, bytes: number): DeathReason | undefined {
@@ -597,10 +602,9 @@ export class ClassicQueue implements AsyncDisposable {
       );
     }
     const consumer = new Subscription<number>(this.#host, this.name, params, callback);
-    consumer.hostState = priority;
     this.#consumers.push(consumer);
+    this.#rotation.add(consumer, priority);
     if (consumer.exclusive) this.#exclusive = true;
-    this.#regroup();
     this.#clearExpires();
     this.#dispatch();
     return consumer;
@@ -610,21 +614,12 @@ export class ClassicQueue implements AsyncDisposable {
     const i = this.#consumers.indexOf(consumer);
     if (i < 0) return;
     this.#consumers.splice(i, 1);
+    this.#rotation.remove(consumer);
     if (consumer.exclusive) this.#exclusive = false;
-    this.#regroup();
     if (!this.#inUse()) this.#armExpires();
-    else if (i === 0 && this.arguments.singleActiveConsumer) this.#dispatch();
-  }
-
-  #regroup(): void {
-    const groups: PriorityGroup[] = [];
-    for (const consumer of this.#consumers) {
-      const priority = consumer.hostState as number;
-      let group = groups.find((g) => g.priority === priority);
-      if (!group) groups.push((group = { priority, members: [], next: 0 }));
-      group.members.push(consumer);
-    }
-    this.#groups = groups.sort((a, b) => b.priority - a.priority);
+    // The next active consumer takes over once a closing one has returned its messages, so the
+    // requeued ones go to it first, as on RabbitMQ.
+    else if (i === 0 && this.arguments.singleActiveConsumer) queueMicrotask(() => this.#dispatch());
   }
 
   /** The consumer the next message goes to, or undefined when none has room. */
@@ -633,19 +628,7 @@ export class ClassicQueue implements AsyncDisposable {
       const active = this.#consumers[0];
       return active !== undefined && active.capacity > 0 ? active : undefined;
     }
-    for (const group of this.#groups) {
-      const members = group.members;
-      const n = members.length;
-      for (let k = 0; k < n; k++) {
-        const i = (group.next + k) % n;
-        const consumer = members[i]!;
-        if (consumer.capacity > 0) {
-          group.next = i + 1 === n ? 0 : i + 1;
-          return consumer;
-        }
-      }
-    }
-    return undefined;
+    return this.#rotation.next();
   }
 
   /** Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop. */
@@ -688,11 +671,14 @@ export class ClassicQueue implements AsyncDisposable {
   // Settlement
 
   #settle(handle: number): void {
+    if (this.#closed) return;
     this.store.settle(handle);
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
   }
 
   #reject(handle: number, requeue: boolean): void {
+    // The queue is gone (or closing): its deliveries are settled with it, dead-lettering nothing.
+    if (this.#closed) return;
     if (!requeue) {
       const message = this.store.message(handle);
       this.#settle(handle);
@@ -718,6 +704,8 @@ export class ClassicQueue implements AsyncDisposable {
       if (at <= this.clock.now()) this.#expire(handle);
       else this.#indexExpiry(at, handle);
     }
+    // A requeued message counts against the length limit: drop-head may drop it at once.
+    if (this.arguments.overflow === 'drop-head' && this.#limited()) this.#dropHeads();
     this.#deferDispatch();
   }
 
