@@ -202,6 +202,10 @@ export class ClassicQueue implements AsyncDisposable {
   #expiryTimerAt = Number.POSITIVE_INFINITY;
   #expiresTimer: TimerHandle | undefined;
   #dispatching = false;
+  /** Rejected messages of a priority queue waiting to be dead-lettered together. */
+  readonly #rejected: StoredMessage[] = [];
+  /** A `#dropHeads` is due at the end of the current run of requeues. */
+  #dropPending = false;
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
@@ -560,6 +564,16 @@ export class ClassicQueue implements AsyncDisposable {
     return undefined;
   }
 
+  /** `#dropHeads` at the end of this synchronous run of requeues. */
+  #dropHeadsSoon(): void {
+    if (this.#dropPending) return;
+    this.#dropPending = true;
+    queueMicrotask(() => {
+      this.#dropPending = false;
+      if (!this.#closed) this.#dropHeads();
+    });
+  }
+
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
     for (;;) {
@@ -682,7 +696,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (!requeue) {
       const message = this.store.message(handle);
       this.#settle(handle);
-      this.#deadLetter(message, 'rejected');
+      this.#deadLetterRejected(message);
       return;
     }
     const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
@@ -698,14 +712,15 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     this.#deliveries.set(handle, deliveries);
+    // A requeued message counts against the length limit: drop-head drops once every message
+    // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
+    if (this.arguments.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
     const ttl = this.#ttlOf(this.store.message(handle));
     if (ttl !== Number.POSITIVE_INFINITY) {
       const at = this.store.timestamp(handle) + ttl;
       if (at <= this.clock.now()) this.#expire(handle);
       else this.#indexExpiry(at, handle);
     }
-    // A requeued message counts against the length limit: drop-head may drop it at once.
-    if (this.arguments.overflow === 'drop-head' && this.#limited()) this.#dropHeads();
     this.#deferDispatch();
   }
 
@@ -724,6 +739,26 @@ export class ClassicQueue implements AsyncDisposable {
   #removeReady(handle: number): void {
     this.store.remove(handle);
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
+  }
+
+  /**
+   * Dead-letters a rejected message at the end of this synchronous run of rejects (a multiple
+   * nack): a priority queue sends them highest priority first, as RabbitMQ's does.
+   */
+  #deadLetterRejected(message: StoredMessage): void {
+    const maxPriority = this.arguments.maxPriority;
+    if (maxPriority === undefined || this.arguments.deadLetterExchange === undefined) {
+      this.#deadLetter(message, 'rejected');
+      return;
+    }
+    const batch = this.#rejected;
+    batch.push(message);
+    if (batch.length > 1) return;
+    queueMicrotask(() => {
+      const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
+      const ordered = batch.splice(0).sort((x, y) => level(y) - level(x));
+      for (const m of ordered) this.#deadLetter(m, 'rejected');
+    });
   }
 
   #deadLetter(message: StoredMessage, reason: DeathReason): void {

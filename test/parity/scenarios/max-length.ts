@@ -172,4 +172,40 @@ export const maxLengthScenarios: Scenario[] = [
       expect(await q.get()).toBeNull();
     },
   },
+  {
+    name: 'messages a closing consumer returns come back together before drop-head applies (a priority queue drops the highest first)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 0, 'x-max-priority': 2 });
+      const other = await ctx.connection();
+      const consumer = await recorder(
+        await other.queue(q.name, { passive: true }),
+        { prefetch: 2 },
+        () => undefined,
+      );
+      await q.publish('low');
+      await q.publish('high', { priority: 1 });
+      await consumer.waitFor(2);
+      await other.stop();
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['high', 'maxlen'],
+        ['low', 'maxlen'],
+      ]);
+    },
+  },
+  {
+    name: 'a multiple reject on a priority queue dead-letters the highest priority first',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-priority': 2 });
+      const consumer = await recorder(q, { prefetch: 2 }, () => undefined);
+      await q.publish('low');
+      await q.publish('high', { priority: 1 });
+      await consumer.waitFor(2);
+      await consumer.received[1]?.nack(false, true);
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['high', 'rejected'],
+        ['low', 'rejected'],
+      ]);
+      await consumer.cancel();
+    },
+  },
 ];
