@@ -38,11 +38,15 @@ export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:567
  * A real AMQP 0-9-1 broker through `@cloudamqp/amqp-client` (RabbitMQ, or LavinMQ when `AMQP_URL`
  * points at one: set `PARITY_STREAM_OFFSET_BASE=1` for a broker counting stream offsets from 1).
  */
-export function amqpBrokerTarget(name: string, url: string): ParityTarget {
+export function amqpBrokerTarget(
+  name: string,
+  url: string,
+  firstStreamOffset = Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+): ParityTarget {
   const returned = new WeakMap<ParitySession, AMQPMessage[]>();
   return {
     name,
-    firstStreamOffset: Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+    firstStreamOffset,
     behaviour: {
       cancelRequeuesUnacked: true,
       maxLengthBytesReason: 'maxlen',
@@ -129,8 +133,15 @@ export function mqliteTarget(): ParityTarget {
   };
 }
 
+/**
+ * The LavinMQ 2.9.1 under `LAVINMQ_URL` (`../shared/lavinmq/start` prints one), the broker mqlite
+ * follows for streams; undefined when the variable is not set.
+ */
+export const lavinmqUrl = process.env.LAVINMQ_URL || undefined;
+
 /** Every target the parity suite runs against. */
 export const targets: readonly ParityTarget[] = [
   mqliteTarget(),
   amqpBrokerTarget(process.env.AMQP_URL ? 'amqp-url' : 'rabbitmq', amqpUrl),
+  ...(lavinmqUrl ? [amqpBrokerTarget('lavinmq', lavinmqUrl, 1)] : []),
 ];

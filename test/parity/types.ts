@@ -113,5 +113,10 @@ export interface Scenario {
    * (e.g. mqlite follows LavinMQ on purpose where RabbitMQ differs). Never used to hide a bug.
    */
   readonly only?: { readonly targets: readonly string[]; readonly reason: string };
+  /**
+   * Targets where the broker itself differs from the one the scenario follows (LavinMQ from
+   * RabbitMQ), by target name, with what differs: the scenario is listed as skipped there.
+   */
+  readonly differsOn?: Readonly<Record<string, string>>;
   run(session: ParitySession, ctx: ParityContext): Promise<void>;
 }
