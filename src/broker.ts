@@ -28,8 +28,10 @@ import {
   attachBindings,
   type BrokerQueue,
   type DeclaredQueue,
+  type DeletedQueueRoutes,
   type DeleteQueueOptions,
   type QueueBinder,
+  redirectDeleted,
 } from './broker/queue-handle.js';
 import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
 import { checkQueueName } from './broker/queue-name.js';
@@ -199,6 +201,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     unbind: (queue, exchange, routingKey, args) =>
       this.#bindings(queue, () => this.#exchanges.unbind(exchange, queue, routingKey, args)),
     delete: (queue, options) => this.deleteQueue(queue, options),
+  };
+  readonly #deletedRoutes: DeletedQueueRoutes = {
+    publish: (queue, body, properties) =>
+      this.#publish('', body, { ...properties, routingKey: queue }),
+    current: (queue) => this.#entry(queue).queue,
   };
   readonly #exchangeHost: ExchangeHost = {
     publish: (exchange, body, options) => this.#publish(exchange, body, options),
@@ -528,7 +535,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       clock: this.#clock,
       deadLetter: this.#deadLetter,
       onDelete: () => {
-        if (entry && this.#entries.get(name) === entry) this.#forget(name);
+        if (!entry) return;
+        if (this.#entries.get(name) === entry) this.#forget(name);
+        redirectDeleted(entry.queue, this.#deletedRoutes);
       },
       onError: this.#onError,
       strict: this.#strict,
@@ -593,7 +602,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       if (options.ifUnused && stats.consumers > 0) {
         throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' in use`);
       }
-      if (options.ifEmpty && stats.messages > 0) {
+      // Unacknowledged messages do not count, as on RabbitMQ.
+      if (options.ifEmpty && stats.messagesReady > 0) {
         throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' not empty`);
       }
       return entry.destroy();

@@ -10,7 +10,7 @@
  */
 
 import type { Message } from '../message/message.js';
-import type { FieldTable } from '../message/types.js';
+import type { FieldTable, MessageProperties, PublishBody } from '../message/types.js';
 import type { SubscribeParams, Subscription } from '../queues/consumer.js';
 import type { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import type { PriorityQueue, Queue } from '../queues/priority-queue.js';
@@ -139,4 +139,37 @@ export function exchangeName(exchange: ExchangeRef): string {
     return exchange.name;
   }
   throw new TypeError('exchange must be a name or an exchange handle');
+}
+
+/** What the handle of a deleted queue reaches instead: the broker, by the queue's name. */
+export interface DeletedQueueRoutes {
+  /** Publishes through the default exchange (unroutable unless a queue of that name exists). */
+  publish(
+    queue: string,
+    body: PublishBody,
+    properties: MessageProperties | undefined,
+  ): Promise<void>;
+  /** The queue now of that name. @throws NotFoundError (404) when there is none. */
+  current(queue: string): BrokerQueue;
+}
+
+/**
+ * Turns the handle of a deleted queue into what an AMQP client's handle is, a name: a publish goes
+ * through the default exchange (dropped when unroutable, 312 with `mandatory`), and `get`,
+ * `consumeOne`, `subscribe` and `purge` reach the queue of that name, 404 when there is none.
+ */
+export function redirectDeleted(queue: AnyQueue, routes: DeletedQueueRoutes): void {
+  const name = queue.name;
+  const method = (value: unknown) => ({ value, writable: true, configurable: true });
+  const now = () => routes.current(name) as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const forward = (call: string) => method(async (...args: unknown[]) => now()[call]!(...args));
+  Object.defineProperties(queue, {
+    publish: method((body: PublishBody, properties?: MessageProperties) =>
+      routes.publish(name, body, properties),
+    ),
+    get: forward('get'),
+    consumeOne: forward('consumeOne'),
+    subscribe: forward('subscribe'),
+    purge: forward('purge'),
+  });
 }

@@ -130,19 +130,25 @@ export class BrokerSession extends ExchangeShortcuts implements AsyncDisposable 
         await queue[call](...args);
         return view;
       };
-    const bound = new Map<PropertyKey, unknown>([
+    const overridden = new Map<PropertyKey, unknown>([
       ['bind', chained('bind')],
       ['unbind', chained('unbind')],
     ]);
+    /** Methods bound to the queue, with the function each was bound from. */
+    const bound = new Map<PropertyKey, { from: unknown; method: unknown }>();
     const view = new Proxy(queue, {
       get(target, property) {
         if (property === 'subscribe') return subscribe;
+        const own = overridden.get(property);
+        if (own !== undefined) return own;
         const value: unknown = Reflect.get(target, property, target);
         if (typeof value !== 'function') return value;
         // Methods run on the queue itself: its private fields are not reachable via a proxy.
-        let method = bound.get(property);
-        if (method === undefined) bound.set(property, (method = value.bind(target)));
-        return method;
+        // A deleted queue's handle gets other methods (see `redirectDeleted`): bind those anew.
+        let entry = bound.get(property);
+        if (entry?.from !== value)
+          bound.set(property, (entry = { from: value, method: value.bind(target) }));
+        return entry.method;
       },
     });
     return view;

@@ -124,6 +124,8 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   #closed = false;
   /** Why settling fails once closed. */
   #closedDetail = '';
+  /** Its queue was deleted: settling takes the delivery and does nothing else. */
+  #settlesNothing = false;
   #paused = false;
   readonly #host: ConsumerHost<E>;
   /** The consumer tag. */
@@ -294,7 +296,9 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
    */
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.cancel();
+    // All in one synchronous step: a queue handing over to another consumer then finds these
+    // messages back in place first.
+    void this.cancel();
     this.#closed = true;
     this.#closedDetail = `consumer '${this.consumerTag}' is closed; its deliveries were requeued`;
     const entries: E[] = [];
@@ -305,11 +309,14 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   /**
    * Its queue closed: deliveries stop and settling fails with `ClosedError`. Unacked messages
    * are left as they are stored: a persistent queue has them ready again when it reopens.
+   * Its queue was deleted (`deleted`): settling its deliveries does nothing, as on RabbitMQ,
+   * where the channel still knows their tags.
    */
-  async detach(): Promise<void> {
+  async detach(deleted = false): Promise<void> {
     if (this.#closed) return;
     await this.cancel();
     this.#closed = true;
+    this.#settlesNothing = deleted;
     this.#closedDetail = `queue '${this.queueName}' is closed`;
   }
 
@@ -333,7 +340,13 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
 
   /** Settles synchronously; throws for an unknown tag or a closed consumer. */
   #settle(deliveryTag: number, multiple: boolean, outcome: Outcome): void {
-    if (this.#closed) throw new ClosedError(this.#closedDetail);
+    if (this.#closed) {
+      if (!this.#settlesNothing) throw new ClosedError(this.#closedDetail);
+      if (multiple)
+        this.#takeUpTo(deliveryTag === 0 ? Number.POSITIVE_INFINITY : deliveryTag, ignore);
+      else if (this.#take(deliveryTag) === undefined) throw unknownTag(deliveryTag);
+      return;
+    }
     if (!multiple) {
       const entry = this.#take(deliveryTag);
       if (entry === undefined) throw unknownTag(deliveryTag);

@@ -67,9 +67,33 @@ describe('listing, purging and deleting', () => {
     expect(await broker.deleteQueue('q')).toBe(1);
     expect(broker.queues()).toEqual([]);
     expect(await broker.deleteQueue('q')).toBe(0);
-    await expect(q.publish('x')).rejects.toMatchObject({ code: 'MQLITE_CLOSED' });
     // The name is free again, for any kind.
     expect((await broker.queue('q', { type: 'stream' })).name).toBe('q');
+  });
+
+  it("keeps a deleted queue's handle as a name: publishes unroutable, get 404, a new queue of that name reached", async () => {
+    await using broker = await Broker.open();
+    const q = await broker.queue('q');
+    const session = broker.session();
+    const viaSession = await session.queue('q');
+    await viaSession.get(); // binds the session's get before the delete
+    await q.delete();
+    await expect(q.publish('dropped')).resolves.toBeUndefined();
+    // As the AMQP client's queue handle, whose publish takes `mandatory` beside the properties.
+    const mandatory = { mandatory: true } as Parameters<typeof q.publish>[1];
+    await expect(q.publish('x', mandatory)).rejects.toMatchObject({ replyCode: 312 });
+    for (const handle of [q, viaSession]) {
+      await expect(handle.get()).rejects.toMatchObject({
+        replyCode: 404,
+        message: "NOT_FOUND - no queue 'q' in vhost '/'",
+      });
+      await expect(handle.subscribe({}, () => {})).rejects.toMatchObject({ replyCode: 404 });
+    }
+    const again = await broker.queue('q');
+    await q.publish('to the new one');
+    expect((await viaSession.get())?.bodyString()).toBe('to the new one');
+    expect(again.messageCount).toBe(0);
+    await session.close();
   });
 
   it('refuses ifUnused and ifEmpty deletes with 406', async () => {

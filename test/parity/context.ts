@@ -13,6 +13,7 @@ export interface ScenarioRun {
 export function scenarioRun(target: ParityTarget, session: ParitySession): ScenarioRun {
   const prefix = `parity-${randomBytes(4).toString('hex')}`;
   const undo: ((s: ParitySession) => Promise<unknown>)[] = [];
+  const connections: ParitySession[] = [];
   const name = (suffix: string) => `${prefix}-${suffix}`;
 
   const ctx: ParityContext = {
@@ -33,11 +34,17 @@ export function scenarioRun(target: ParityTarget, session: ParitySession): Scena
     streamOffset: (n) => n - 1 + target.firstStreamOffset,
     elapse: (ms) => target.elapse(session, ms),
     expectUnroutable: (publish) => target.expectUnroutable(session, publish),
+    async connection() {
+      const other = await target.connect(session);
+      connections.push(other);
+      return other;
+    },
   };
 
   return {
     ctx,
     async cleanup() {
+      for (const other of connections) if (!other.closed) await other.stop().catch(() => undefined);
       // A scenario may have broken its session on purpose; clean up on a fresh one then.
       const s = session.closed ? await target.open() : session;
       try {

@@ -117,3 +117,18 @@ export async function recorder(
     cancel: () => sub.cancel(),
   };
 }
+
+/**
+ * Waits until the broker has applied a settlement of `msg` (ack, nack, reject), which has no
+ * reply: a round trip on the channel it arrived on, as commands on one channel reach the queue in
+ * order. mqlite settles synchronously: nothing to wait for.
+ */
+export async function settled(msg: AMQPMessage): Promise<void> {
+  const channel = (msg as { channel?: AMQPMessage['channel'] }).channel;
+  await channel?.exchangeDeclare('amq.direct', 'direct', { passive: true });
+}
+
+/** The message count a queue's `delete`/`purge` resolved with (a number on mqlite). */
+export function countOf(result: unknown): number {
+  return typeof result === 'number' ? result : (result as { messageCount: number }).messageCount;
+}

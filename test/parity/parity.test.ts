@@ -11,10 +11,23 @@
 import { describe, expect, it } from 'vitest';
 import { scenarioRun } from './context.js';
 import { scenarios } from './scenarios/index.js';
-import { targets } from './targets.js';
+import { lavinmqUrl, targets } from './targets.js';
 
 const chosen = process.env.PARITY_TARGETS?.split(',').map((name) => name.trim());
 const selected = chosen ? targets.filter((t) => chosen.includes(t.name)) : targets;
+
+if (!lavinmqUrl && !chosen) {
+  // CI always sets it (.ci/run starts one): there the suite never runs without LavinMQ.
+  describe('parity on lavinmq', () => {
+    it.skipIf(!process.env.CI)(
+      'skipped: set LAVINMQ_URL to a LavinMQ 2.9.1 (../shared/lavinmq/start [port] prints one)',
+      () => {},
+    );
+    it.runIf(!!process.env.CI)('LAVINMQ_URL is set in CI', () => {
+      expect(lavinmqUrl, 'CI runs the parity suite on LavinMQ too: set LAVINMQ_URL').toBeDefined();
+    });
+  });
+}
 
 for (const target of selected) {
   // Scenarios use their own session and throwaway names, so they run concurrently.
@@ -27,6 +40,11 @@ for (const target of selected) {
       const only = scenario.only;
       if (only && !only.targets.includes(target.name)) continue;
       const restriction = only ? ` (only on ${only.targets.join(', ')}: ${only.reason})` : '';
+      const differs = scenario.differsOn?.[target.name];
+      if (differs !== undefined) {
+        it.skip(`${scenario.name} (${target.name} differs from RabbitMQ here: ${differs})`);
+        continue;
+      }
       it(`${scenario.name}${restriction}`, async () => {
         const session = await target.open();
         const run = scenarioRun(target, session);

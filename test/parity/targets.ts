@@ -28,6 +28,8 @@ export interface ParityTarget {
   elapse(session: ParitySession, ms: number): Promise<void>;
   /** See `ParityContext.expectUnroutable`. */
   expectUnroutable(session: ParitySession, publish: () => Promise<unknown>): Promise<void>;
+  /** See `ParityContext.connection`. */
+  connect(session: ParitySession): Promise<ParitySession>;
 }
 
 /** The broker under `AMQP_URL`, by default the local RabbitMQ the project's machines run. */
@@ -37,16 +39,21 @@ export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:567
  * A real AMQP 0-9-1 broker through `@cloudamqp/amqp-client` (RabbitMQ, or LavinMQ when `AMQP_URL`
  * points at one: set `PARITY_STREAM_OFFSET_BASE=1` for a broker counting stream offsets from 1).
  */
-export function amqpBrokerTarget(name: string, url: string): ParityTarget {
+export function amqpBrokerTarget(
+  name: string,
+  url: string,
+  firstStreamOffset = Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+): ParityTarget {
   const wire = overTheWire();
   return {
     name,
-    firstStreamOffset: Number(process.env.PARITY_STREAM_OFFSET_BASE ?? 0),
+    firstStreamOffset,
     behaviour: {
       cancelRequeuesUnacked: true,
       maxLengthBytesReason: 'maxlen',
       deliveryCountHeader: false,
       notImplementedClosesConnection: true,
+      multipleSpansQueues: true,
     },
     async unavailable() {
       try {
@@ -59,6 +66,7 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
     },
     open: () => wire.connect(url),
     elapse: (_session, ms) => sleep(ms),
+    connect: () => wire.connect(url),
     expectUnroutable: wire.expectUnroutable,
   };
 }
@@ -70,6 +78,7 @@ export function amqpBrokerTarget(name: string, url: string): ParityTarget {
 export function mqliteWireTarget(): ParityTarget {
   const wire = overTheWire();
   const clocks = new WeakMap<ParitySession, ManualClock>();
+  const urls = new WeakMap<ParitySession, string>();
   return {
     name: 'mqlite-wire',
     firstStreamOffset: 1,
@@ -79,6 +88,8 @@ export function mqliteWireTarget(): ParityTarget {
       maxLengthBytesReason: 'maxlenbytes',
       deliveryCountHeader: true,
       notImplementedClosesConnection: true,
+      // The server scopes delivery tags per channel, as RabbitMQ does.
+      multipleSpansQueues: true,
     },
     unavailable: async () => undefined,
     async open() {
@@ -96,7 +107,13 @@ export function mqliteWireTarget(): ParityTarget {
         }
       };
       clocks.set(session, clock);
+      urls.set(session, server.url);
       return session;
+    },
+    async connect(session) {
+      const url = urls.get(session);
+      if (!url) throw new Error('session was not opened by this target');
+      return wire.connect(url);
     },
     async elapse(session, ms) {
       const clock = clocks.get(session);
@@ -158,6 +175,7 @@ export function mqliteTarget(): ParityTarget {
       maxLengthBytesReason: 'maxlenbytes',
       deliveryCountHeader: true,
       notImplementedClosesConnection: false,
+      multipleSpansQueues: false,
     },
     unavailable: async () => undefined,
     async open() {
@@ -171,15 +189,25 @@ export function mqliteTarget(): ParityTarget {
       if (!clock) throw new Error('session was not opened by this target');
       clock.advance(ms);
     },
+    async connect(session) {
+      return (session as Broker).session() as unknown as ParitySession;
+    },
     async expectUnroutable(_session, publish) {
       await expectAmqpError(publish(), 312, /^NO_ROUTE - /);
     },
   };
 }
 
+/**
+ * The LavinMQ 2.9.1 under `LAVINMQ_URL` (`../shared/lavinmq/start` prints one), the broker mqlite
+ * follows for streams; undefined when the variable is not set.
+ */
+export const lavinmqUrl = process.env.LAVINMQ_URL || undefined;
+
 /** Every target the parity suite runs against. */
 export const targets: readonly ParityTarget[] = [
   mqliteTarget(),
   mqliteWireTarget(),
   amqpBrokerTarget(process.env.AMQP_URL ? 'amqp-url' : 'rabbitmq', amqpUrl),
+  ...(lavinmqUrl ? [amqpBrokerTarget('lavinmq', lavinmqUrl, 1)] : []),
 ];

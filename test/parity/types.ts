@@ -65,6 +65,12 @@ export interface TargetBehaviour {
    * a connection error (RabbitMQ); mqlite rejects the call alone and the session goes on.
    */
   readonly notImplementedClosesConnection: boolean;
+  /**
+   * Whether `multiple` on a pulled (`get`) delivery settles the unsettled deliveries of every
+   * queue pulled from on the connection (RabbitMQ: one channel's delivery tags), or only those of
+   * the same queue (mqlite, where delivery tags belong to a queue's `get` or a subscription).
+   */
+  readonly multipleSpansQueues: boolean;
 }
 
 /** What a scenario gets besides the session: throwaway names, cleanup, waits, translations. */
@@ -91,6 +97,11 @@ export interface ParityContext {
    * unroutable: a real broker returns it (basic.return), mqlite rejects it with 312 NO_ROUTE.
    */
   expectUnroutable(publish: () => Promise<unknown>): Promise<void>;
+  /**
+   * Opens another connection to the same broker (on mqlite a `broker.session()`), for a consumer
+   * whose connection goes away; stopped after the scenario if it is still open.
+   */
+  connection(): Promise<ParitySession>;
 }
 
 /** One behaviour, written once, run against every target. */
@@ -102,5 +113,10 @@ export interface Scenario {
    * (e.g. mqlite follows LavinMQ on purpose where RabbitMQ differs). Never used to hide a bug.
    */
   readonly only?: { readonly targets: readonly string[]; readonly reason: string };
+  /**
+   * Targets where the broker itself differs from the one the scenario follows (LavinMQ from
+   * RabbitMQ), by target name, with what differs: the scenario is listed as skipped there.
+   */
+  readonly differsOn?: Readonly<Record<string, string>>;
   run(session: ParitySession, ctx: ParityContext): Promise<void>;
 }

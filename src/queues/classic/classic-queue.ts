@@ -47,6 +47,7 @@ import {
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
 import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
+import { ConsumerRotation } from './consumer-rotation.js';
 import {
   type DeadLetterRouter,
   type DeathReason,
@@ -233,13 +234,6 @@ export function checkClassicOptions(
   return parseClassicArguments(options.arguments, options.name);
 }
 
-/** Consumers of equal `x-priority`, served round-robin. */
-interface PriorityGroup {
-  readonly priority: number;
-  readonly members: Subscription<number>[];
-  next: number;
-}
-
 /**
  * A classic AMQP queue over a `ReadyStore`. Concrete kinds (`Queue`, `PriorityQueue`,
  * `LastValueQueue`) provide the store and an `open()`.
@@ -264,8 +258,8 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** Consumers in registration order (the single active consumer is the first). */
   readonly #consumers: Subscription<number>[] = [];
-  /** Consumers by `x-priority`, highest first. */
-  #groups: PriorityGroup[] = [];
+  /** Who gets the next message, by `x-priority` and round-robin. */
+  readonly #rotation = new ConsumerRotation<number>();
   #exclusive = false;
   /** Open browsers: they acquire nothing but, as consumers, keep `x-expires` away. */
   #browsers = 0;
@@ -277,6 +271,10 @@ export class ClassicQueue implements AsyncDisposable {
   #expiryTimerAt = Number.POSITIVE_INFINITY;
   #expiresTimer: TimerHandle | undefined;
   #dispatching = false;
+  /** Rejected messages of a priority queue waiting to be dead-lettered together. */
+  readonly #rejected: StoredMessage[] = [];
+  /** A `#dropHeads` is due at the end of the current run of requeues. */
+  #dropPending = false;
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
@@ -303,7 +301,10 @@ export class ClassicQueue implements AsyncDisposable {
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
-      onCapacity: () => this.#dispatch(),
+      onCapacity: (consumer) => {
+        this.#rotation.freed(consumer);
+        this.#dispatch();
+      },
       onCancel: (consumer) => this.#removeConsumer(consumer),
       onCallbackError: (consumer, error) =>
         this.reportError(error, 'consumer', consumer.consumerTag),
@@ -497,13 +498,14 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   /**
-   * Deletes the queue with its messages (nothing is dead-lettered); consumers are cancelled.
-   * Returns how many messages it held.
+   * Deletes the queue with its messages (nothing is dead-lettered); consumers are cancelled, and
+   * settling their unacked deliveries afterwards does nothing. Returns how many ready messages it
+   * held (unacknowledged ones not counted, as RabbitMQ's delete-ok).
    */
   async delete(): Promise<number> {
     this.#assertOpen();
-    const count = this.store.readyCount + this.store.inFlightCount;
-    await this.#shutdown();
+    const count = this.store.readyCount;
+    await this.#shutdown(true);
     await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'delete');
     this.#onDelete?.(this.name);
     return count;
@@ -596,12 +598,14 @@ export class ClassicQueue implements AsyncDisposable {
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
     if (this.#consumers.length > 0) this.#dispatch();
+    // The length limit applies before the TTL: a message expiring at once still pushes the head
+    // out of a full queue (or is dropped itself by a limit nothing fits in).
+    if (this.#limited()) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
       else this.#indexExpiry(now + ttl, handle);
     }
-    if (args.maxLength !== undefined || args.maxLengthBytes !== undefined) this.#dropHeads();
     return store.sync();
   }
 
@@ -622,6 +626,11 @@ export class ClassicQueue implements AsyncDisposable {
     this.#tickNow = Number.NaN;
   };
 
+  /** Whether the queue has a length limit. */
+  #limited(): boolean {
+    return this.arguments.maxLength !== undefined || this.arguments.maxLengthBytes !== undefined;
+  }
+
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
   #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
     const { maxLength, maxLengthBytes } = this.arguments;
@@ -630,6 +639,16 @@ export class ClassicQueue implements AsyncDisposable {
       return 'maxlenbytes';
     }
     return undefined;
+  }
+
+  /** `#dropHeads` at the end of this synchronous run of requeues. */
+  #dropHeadsSoon(): void {
+    if (this.#dropPending) return;
+    this.#dropPending = true;
+    queueMicrotask(() => {
+      this.#dropPending = false;
+      if (!this.#closed) this.#dropHeads();
+    });
   }
 
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
@@ -675,10 +694,9 @@ export class ClassicQueue implements AsyncDisposable {
       );
     }
     const consumer = new Subscription<number>(this.#host, this.name, params, callback);
-    consumer.hostState = priority;
     this.#consumers.push(consumer);
+    this.#rotation.add(consumer, priority);
     if (consumer.exclusive) this.#exclusive = true;
-    this.#regroup();
     this.#clearExpires();
     this.#dispatch();
     return consumer;
@@ -688,21 +706,12 @@ export class ClassicQueue implements AsyncDisposable {
     const i = this.#consumers.indexOf(consumer);
     if (i < 0) return;
     this.#consumers.splice(i, 1);
+    this.#rotation.remove(consumer);
     if (consumer.exclusive) this.#exclusive = false;
-    this.#regroup();
     if (!this.#inUse()) this.#armExpires();
-    else if (i === 0 && this.arguments.singleActiveConsumer) this.#dispatch();
-  }
-
-  #regroup(): void {
-    const groups: PriorityGroup[] = [];
-    for (const consumer of this.#consumers) {
-      const priority = consumer.hostState as number;
-      let group = groups.find((g) => g.priority === priority);
-      if (!group) groups.push((group = { priority, members: [], next: 0 }));
-      group.members.push(consumer);
-    }
-    this.#groups = groups.sort((a, b) => b.priority - a.priority);
+    // The next active consumer takes over once a closing one has returned its messages, so the
+    // requeued ones go to it first, as on RabbitMQ.
+    else if (i === 0 && this.arguments.singleActiveConsumer) queueMicrotask(() => this.#dispatch());
   }
 
   /** The consumer the next message goes to, or undefined when none has room. */
@@ -711,19 +720,7 @@ export class ClassicQueue implements AsyncDisposable {
       const active = this.#consumers[0];
       return active !== undefined && active.capacity > 0 ? active : undefined;
     }
-    for (const group of this.#groups) {
-      const members = group.members;
-      const n = members.length;
-      for (let k = 0; k < n; k++) {
-        const i = (group.next + k) % n;
-        const consumer = members[i]!;
-        if (consumer.capacity > 0) {
-          group.next = i + 1 === n ? 0 : i + 1;
-          return consumer;
-        }
-      }
-    }
-    return undefined;
+    return this.#rotation.next();
   }
 
   /** Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop. */
@@ -766,15 +763,18 @@ export class ClassicQueue implements AsyncDisposable {
   // Settlement
 
   #settle(handle: number): void {
+    if (this.#closed) return;
     this.store.settle(handle);
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
   }
 
   #reject(handle: number, requeue: boolean): void {
+    // The queue is gone (or closing): its deliveries are settled with it, dead-lettering nothing.
+    if (this.#closed) return;
     if (!requeue) {
       const message = this.store.message(handle);
       this.#settle(handle);
-      this.#deadLetter(message, 'rejected');
+      this.#deadLetterRejected(message);
       return;
     }
     const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
@@ -790,6 +790,9 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     this.#deliveries.set(handle, deliveries);
+    // A requeued message counts against the length limit: drop-head drops once every message
+    // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
+    if (this.arguments.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
     const ttl = this.#ttlOf(this.store.message(handle));
     if (ttl !== Number.POSITIVE_INFINITY) {
       const at = this.store.timestamp(handle) + ttl;
@@ -833,6 +836,26 @@ export class ClassicQueue implements AsyncDisposable {
       this.arguments.deadLetterExchange !== undefined &&
       this.#deadLetterRouter !== undefined;
     dropChannel.publish({ queue: this.name, reason, message, deadLettered });
+  }
+
+  /**
+   * Dead-letters a rejected message at the end of this synchronous run of rejects (a multiple
+   * nack): a priority queue sends them highest priority first, as RabbitMQ's does.
+   */
+  #deadLetterRejected(message: StoredMessage): void {
+    const maxPriority = this.arguments.maxPriority;
+    if (maxPriority === undefined || this.arguments.deadLetterExchange === undefined) {
+      this.#deadLetter(message, 'rejected');
+      return;
+    }
+    const batch = this.#rejected;
+    batch.push(message);
+    if (batch.length > 1) return;
+    queueMicrotask(() => {
+      const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
+      const ordered = batch.splice(0).sort((x, y) => level(y) - level(x));
+      for (const m of ordered) this.#deadLetter(m, 'rejected');
+    });
   }
 
   #deadLetter(message: StoredMessage, reason: DeathReason): void {
@@ -984,14 +1007,14 @@ export class ClassicQueue implements AsyncDisposable {
     this.#armExpires();
   }
 
-  async #shutdown(): Promise<void> {
+  async #shutdown(deleted = false): Promise<void> {
     this.#closed = true;
     this.#clearExpires();
     if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    for (const consumer of [...this.#consumers]) await consumer.detach();
-    await this.#getChannel?.detach();
-    await this.#getNoAckChannel?.detach();
+    for (const consumer of [...this.#consumers]) await consumer.detach(deleted);
+    await this.#getChannel?.detach(deleted);
+    await this.#getNoAckChannel?.detach(deleted);
     await this.store.close();
   }
 

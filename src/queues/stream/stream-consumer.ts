@@ -92,6 +92,11 @@ export class StreamConsumer implements ConsumerHost<number> {
   readonly #scan: FilterScan | undefined;
   #turnScheduled = false;
   #storeScheduled = false;
+  /**
+   * It settled (acked or rejected) something: only then does it store progress. A consumer that
+   * settled nothing stores nothing and, resumed, starts from its `x-stream-offset` again.
+   */
+  #settledAny = false;
 
   constructor(
     context: StreamConsumerContext,
@@ -202,12 +207,14 @@ export class StreamConsumer implements ConsumerHost<number> {
 
   onAck(_consumer: Subscription<number>, offset: number): void {
     this.#unsettled?.settle(offset);
+    this.#settledAny = true;
     this.#storeProgress();
   }
 
   onReject(consumer: Subscription<number>, offset: number, requeue: boolean): void {
     if (!requeue) {
       this.#unsettled?.settle(offset);
+      this.#settledAny = true;
       this.#storeProgress();
     } else if (consumer.active) {
       // Stays unsettled (it holds back the stored offset) until redelivered and settled.
@@ -352,6 +359,6 @@ export class StreamConsumer implements ConsumerHost<number> {
   };
 
   #writeProgress(): void {
-    if (this.tracking) this.#context.offsets.set(this.tag, this.resumeOffset);
+    if (this.tracking && this.#settledAny) this.#context.offsets.set(this.tag, this.resumeOffset);
   }
 }

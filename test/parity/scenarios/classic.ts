@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, expectAmqpError, publishAll, recorder } from '../helpers.js';
+import { countOf, drain, expectAmqpError, publishAll, recorder } from '../helpers.js';
 import type { Scenario } from '../types.js';
 
 export const classicScenarios: Scenario[] = [
@@ -122,6 +122,53 @@ export const classicScenarios: Scenario[] = [
       await ctx.expectUnroutable(() => ex.publish('y', { mandatory: true }));
       const again = await session.queue(q.name, { durable: false });
       expect(await again.get()).toBeNull();
+    },
+  },
+  {
+    name: 'queue.delete() reports the ready messages it deleted, not the unacked ones',
+    async run(_session, ctx) {
+      const q = await ctx.queue('delete-count', { durable: false });
+      await publishAll(q, ['m1', 'm2']);
+      await q.get({ noAck: false });
+      expect(countOf(await q.delete())).toBe(1);
+    },
+  },
+  {
+    name: 'queue.delete({ ifEmpty }) looks at ready messages: unacked ones do not keep the queue',
+    async run(_session, ctx) {
+      const q = await ctx.queue('delete-if-empty', { durable: false });
+      await q.publish('m1');
+      await q.get({ noAck: false });
+      expect(countOf(await q.delete({ ifEmpty: true }))).toBe(0);
+    },
+  },
+  {
+    name: "a deleted queue's handle: a publish is unroutable (dropped, 312 with mandatory), get is 404",
+    async run(_session, ctx) {
+      const q = await ctx.queue('deleted-handle', { durable: false });
+      await q.delete();
+      await q.publish('dropped');
+      await ctx.expectUnroutable(() => q.publish('returned', { mandatory: true }));
+      await expectAmqpError(q.get(), 404, /NOT_FOUND - no queue '.*' in vhost '\/'/);
+    },
+  },
+  {
+    name: 'pulled deliveries share one delivery-tag space across queues: multiple settles them all (on mqlite: those of one queue)',
+    async run(_session, ctx) {
+      const q0 = await ctx.queue('multiple-0', { durable: false });
+      const q1 = await ctx.queue('multiple-1', { durable: false });
+      await q0.publish('m2');
+      await q1.publish('m1');
+      const m2 = await q0.get({ noAck: false });
+      const m1 = await q1.get({ noAck: false });
+      await m1?.nack(true, true);
+      expect(await drain(q1)).toEqual(['m1']);
+      if (ctx.behaviour.multipleSpansQueues) {
+        expect(await drain(q0)).toEqual(['m2']);
+      } else {
+        expect(await drain(q0)).toEqual([]);
+        await m2?.ack();
+      }
     },
   },
 ];

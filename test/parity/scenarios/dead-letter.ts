@@ -177,4 +177,23 @@ export const deadLetterScenarios: Scenario[] = [
       expect(msg.properties.headers?.['x-first-death-exchange']).toBe('');
     },
   },
+  {
+    name: 'a message rejected after its queue was deleted is not dead-lettered',
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('gone-dlq', { durable: false });
+      const dl = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq.name };
+      const q = await ctx.queue('gone', { durable: false, arguments: dl });
+      const marker = await ctx.queue('gone-marker', { durable: false, arguments: dl });
+      await q.publish('m1');
+      await marker.publish('marker');
+      const held = await q.get({ noAck: false });
+      const mark = await marker.get({ noAck: false });
+      await q.delete();
+      await held?.nack(false);
+      await mark?.nack(false);
+      const first = await arrival(dlq, 'the marker dead-lettered');
+      expect(first.bodyString()).toBe('marker');
+      expect(await dlq.get()).toBeNull();
+    },
+  },
 ];

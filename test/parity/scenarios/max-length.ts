@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, eventually, publishAll } from '../helpers.js';
+import { drain, eventually, publishAll, recorder } from '../helpers.js';
 import type { ParityContext, Scenario } from '../types.js';
 
 /** A queue limited to two messages with the given overflow, dead-lettering to a fresh queue. */
@@ -94,6 +94,118 @@ export const maxLengthScenarios: Scenario[] = [
       await expect(q.publish('c')).rejects.toThrow();
       expect(await drain(q)).toEqual(['a', 'b']);
       expect(await deadLettered(ctx, dlq, 1)).toEqual([['c', 'maxlen']]);
+    },
+  },
+  {
+    name: 'a requeue counts against x-max-length: the requeued head is dropped (and dead-lettered)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 1 });
+      await q.publish('m1');
+      const held = await q.get({ noAck: false });
+      await q.publish('m2');
+      await held?.nack(true);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', 'maxlen']]);
+      expect(await drain(q)).toEqual(['m2']);
+    },
+  },
+  {
+    name: 'a requeue counts against x-max-length-bytes (reason maxlen; maxlenbytes on mqlite)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length-bytes': 2 });
+      await q.publish('m1');
+      const held = await q.get({ noAck: false });
+      await q.publish('m2');
+      await held?.reject(true);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', ctx.behaviour.maxLengthBytesReason]]);
+      expect(await drain(q)).toEqual(['m2']);
+    },
+  },
+  {
+    name: "messages a closing consumer's connection requeues count against x-max-length",
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 1 });
+      const other = await ctx.connection();
+      const consumer = await recorder(
+        await other.queue(q.name, { passive: true }),
+        { prefetch: 1 },
+        () => undefined,
+      );
+      await q.publish('m1');
+      await consumer.waitFor(1);
+      await q.publish('m2');
+      await other.stop();
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', 'maxlen']]);
+      expect(await drain(q)).toEqual(['m2']);
+    },
+  },
+  {
+    name: 'with x-overflow reject-publish a requeue may exceed the limit',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, 'reject-publish', { 'x-max-length': 1 });
+      await q.publish('m1');
+      const held = await q.get({ noAck: false });
+      await q.publish('m2');
+      await held?.nack(true);
+      expect(await drain(q)).toEqual(['m1', 'm2']);
+      expect(await dlq.get()).toBeNull();
+    },
+  },
+  {
+    name: 'an arriving message meets the length limit before its TTL: expiration 0 on a full queue pushes the head out, then expires',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 1 });
+      await q.publish('m3');
+      await q.publish('m4', { expiration: '0' });
+      expect(await q.get()).toBeNull();
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['m3', 'maxlen'],
+        ['m4', 'expired'],
+      ]);
+    },
+  },
+  {
+    name: 'a message with expiration 0 that no byte limit admits is dropped by the limit (reason maxlen; maxlenbytes on mqlite)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length-bytes': 0 });
+      await q.publish('m1', { expiration: '0' });
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', ctx.behaviour.maxLengthBytesReason]]);
+      expect(await q.get()).toBeNull();
+    },
+  },
+  {
+    name: 'messages a closing consumer returns come back together before drop-head applies (a priority queue drops the highest first)',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 0, 'x-max-priority': 2 });
+      const other = await ctx.connection();
+      const consumer = await recorder(
+        await other.queue(q.name, { passive: true }),
+        { prefetch: 2 },
+        () => undefined,
+      );
+      await q.publish('low');
+      await q.publish('high', { priority: 1 });
+      await consumer.waitFor(2);
+      await other.stop();
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['high', 'maxlen'],
+        ['low', 'maxlen'],
+      ]);
+    },
+  },
+  {
+    name: 'a multiple reject on a priority queue dead-letters the highest priority first',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-priority': 2 });
+      const consumer = await recorder(q, { prefetch: 2 }, () => undefined);
+      await q.publish('low');
+      await q.publish('high', { priority: 1 });
+      await consumer.waitFor(2);
+      await consumer.received[1]?.nack(false, true);
+      expect(await deadLettered(ctx, dlq, 2)).toEqual([
+        ['high', 'rejected'],
+        ['low', 'rejected'],
+      ]);
+      await consumer.cancel();
     },
   },
 ];

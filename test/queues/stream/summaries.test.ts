@@ -268,7 +268,8 @@ describe.each(STORAGE_KINDS)('filtered replay over summarized blocks on %s stora
         await settleUntil(() => seen.length >= expected.length);
         await settle();
         expect(offsetsOf(seen), JSON.stringify(filter)).toEqual(expected);
-        expect(stream.storedOffset(tag)).toBe(stream.nextOffset);
+        // A consumer that settled nothing (its filter matched nothing) stores nothing.
+        expect(stream.storedOffset(tag)).toBe(expected.length > 0 ? stream.nextOffset : undefined);
         await sub.cancel();
       }
     };

@@ -85,10 +85,27 @@ describe.each(STORAGE_KINDS)('offset tracking on %s storage', (kind) => {
     const { seen } = await consume({ tag: 'w', prefetch: 1 });
     await seen[0]!.nack(true);
     await settle();
-    expect(stream.storedOffset('w')).toBe(1);
+    expect(stream.storedOffset('w')).toBeUndefined(); // a requeue settles nothing: nothing stored yet
     await seen[1]!.reject(false); // the redelivery of 1
     await settle();
     expect(stream.storedOffset('w')).toBe(2);
+  });
+
+  it('stores nothing for a consumer that settled nothing: resumed, it starts from its x-stream-offset again', async () => {
+    await publishMany(stream, 2);
+    const args = { 'x-stream-offset': 'next', 'x-stream-automatic-offset-tracking': true };
+    const first = await consume({ tag: 'idle', args });
+    await first.sub.cancel();
+    expect(stream.storedOffset('idle')).toBeUndefined();
+    await stream.publish('meanwhile');
+    const again = await consume({ tag: 'idle', args });
+    await stream.publish('after');
+    await settle();
+    expect(again.seen.map((m) => m.bodyString())).toEqual(['after']);
+    await again.seen[0]!.ack();
+    await settle();
+    expect(stream.storedOffset('idle')).toBe(5);
+    await again.sub.cancel();
   });
 
   it('never stores for amq.ctag- consumers', async () => {

@@ -1,0 +1,61 @@
+/**
+ * Where mqlite differs from RabbitMQ on purpose, the differential test steps around it here, and
+ * only here. Each entry names the README entry ("Differences from the brokers") it stands for.
+ */
+import type { Operation } from './operations.js';
+
+/** The documented differences the test normalises away, by the README entry each stands for. */
+export const DELIBERATE = {
+  multipleOnPulled:
+    '"`multiple` on a pulled delivery settles those pulled from the same queue": a pulled delivery is settled without `multiple`',
+  channelErrors:
+    '"Deliveries have no `channel`": a call that fails with a channel error (get, purge or subscribe on a deleted queue) closes the client\'s channel on RabbitMQ and returns what was pulled on it; it is not made',
+  cancel:
+    '"`subscription.cancel()` is a basic.cancel": a consumer goes by its connection closing, never by cancel',
+  maxLengthBytesReason:
+    '"A message dropped by `x-max-length-bytes` is dead-lettered with reason `maxlenbytes`": read as `maxlen`',
+  ttlAnywhere:
+    '"Message TTL removes an expired message wherever it is in the queue, not only at the head": a publish with `expiration: \'0\'` is made without it unless the queue has no ready message and no consumer (it expires at once on both; held by a consumer it could come back behind another)',
+  deliveryCount:
+    '"Every delivery of a non-stream queue carries `x-delivery-count`": headers are not compared',
+} as const;
+
+/** What the operation's normalisation needs to know of the run so far. */
+export interface RunState {
+  readonly deleted: ReadonlySet<number>;
+  /** Whether the unsettled delivery an operation picks was pulled with `get`. */
+  pulled(delivery: number): boolean;
+  /** Whether a queue has ready messages or consumers now (both brokers agreed on it). */
+  busy(queue: number): Promise<boolean>;
+}
+
+/** The operation as both brokers run it, or why it is skipped. */
+export async function normaliseOperation(
+  operation: Operation,
+  state: RunState,
+): Promise<Operation | { readonly skip: string }> {
+  switch (operation.op) {
+    case 'publish':
+      if (operation.expiration === '0' && (await state.busy(operation.queue))) {
+        const { expiration: _expiration, ...rest } = operation;
+        return rest;
+      }
+      return operation;
+    case 'settle':
+      if (operation.multiple && state.pulled(operation.delivery)) {
+        return { ...operation, multiple: false };
+      }
+      return operation;
+    case 'get':
+    case 'purge':
+    case 'subscribe':
+      return state.deleted.has(operation.queue) ? { skip: DELIBERATE.channelErrors } : operation;
+    default:
+      return operation;
+  }
+}
+
+/** A dead-letter reason as RabbitMQ 3.10 writes it. */
+export function normaliseReason(reason: unknown): unknown {
+  return reason === 'maxlenbytes' ? 'maxlen' : reason;
+}
