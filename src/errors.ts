@@ -19,7 +19,8 @@ export type MqliteErrorCode =
   | 'MQLITE_CONTENT_TOO_LARGE'
   | 'MQLITE_TIMEOUT'
   | 'MQLITE_ABORTED'
-  | 'MQLITE_COMMAND_INVALID';
+  | 'MQLITE_COMMAND_INVALID'
+  | 'MQLITE_OFFSET_CLAMPED';
 
 /** AMQP reply codes used by the library. */
 export const ReplyCode = {
@@ -164,6 +165,35 @@ export class CommandInvalidError extends MqliteError {
   override name = 'CommandInvalidError';
   constructor(detail: string) {
     super('MQLITE_COMMAND_INVALID', ReplyCode.COMMAND_INVALID, detail);
+  }
+}
+
+/**
+ * Reported (through the broker's `onError`, never thrown) when a stream opens with a consumer's
+ * stored offset past its end, as a crash of an older version or damage could leave it: the
+ * offset is moved back to the end, so the consumer reads what is published from there on.
+ */
+export class OffsetClampedError extends MqliteError {
+  override name = 'OffsetClampedError';
+  /** The stream. */
+  readonly queue: string;
+  /** The consumer tag whose offset was stored. */
+  readonly tag: string;
+  /** The offset found stored. */
+  readonly stored: number;
+  /** The offset it was moved to: the stream's next offset. */
+  readonly clamped: number;
+
+  constructor(queue: string, tag: string, stored: number, clamped: number) {
+    super(
+      'MQLITE_OFFSET_CLAMPED',
+      ReplyCode.INTERNAL_ERROR,
+      `stored offset ${stored} of consumer '${tag}' on stream '${queue}' is past its end; moved back to ${clamped}`,
+    );
+    this.queue = queue;
+    this.tag = tag;
+    this.stored = stored;
+    this.clamped = clamped;
   }
 }
 

@@ -98,6 +98,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         namespace: c.namespace,
         clock: c.clock,
         onDelete: c.onDelete,
+        onError: c.onError,
       }),
   },
 };

@@ -3,6 +3,7 @@ import {
   ClosedError,
   inequivalentArg,
   NotImplementedError,
+  OffsetClampedError,
   PreconditionFailedError,
 } from '../../errors.js';
 import { GeoIndex, parseStreamFilter, ValueIndex } from '../../filters/index.js';
@@ -43,6 +44,11 @@ export interface StreamQueueOptions extends StreamDeclaration {
   readonly clock?: Clock;
   /** Called once when the stream was deleted. */
   readonly onDelete?: (name: string) => void;
+  /**
+   * Receives what the stream reports without failing: an `OffsetClampedError` per stored
+   * consumer offset found past the end on open. Default: a process warning.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** What `open()` hands to the constructor. */
@@ -156,7 +162,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#log = log;
     this.#clock = clock;
     this.#onDelete = init.onDelete;
-    this.#offsets = new OffsetStore(namespace.meta);
+    this.#offsets = new OffsetStore(namespace.meta, log.nextOffset);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
     this.#retention = new StreamRetention(log, init.arguments, clock, () => this.#afterDrop());
@@ -207,6 +213,10 @@ export class StreamQueue implements AsyncDisposable {
       clock: options.clock ?? systemClock,
       onDelete: options.onDelete,
     });
+    const report = options.onError ?? warn;
+    for (const { tag, stored, clamped } of queue.#offsets.clampTo(log.nextOffset)) {
+      report(new OffsetClampedError(name, tag, stored, clamped));
+    }
     queue.#runRetention();
     queue.#resummarize();
     return queue;
@@ -381,6 +391,9 @@ export class StreamQueue implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#shutdown();
+    // Offsets held for the messages before them are stored once those are durable.
+    const end = this.#log.nextOffset;
+    await this.#log.sync().then(() => this.#offsets.advance(end), ignore);
     await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'close');
   }
 
@@ -450,6 +463,9 @@ export class StreamQueue implements AsyncDisposable {
   readonly #afterPublish = (): void => {
     this.#tickScheduled = false;
     if (this.#closed) return;
+    // Stored offsets may pass the tick's messages once they are durable, not before.
+    const end = this.#log.nextOffset;
+    this.#log.sync().then(() => this.#offsets.advance(end), ignore);
     if (this.#log.bytes >= this.#rollCheckBytes) this.#runRetention();
     this.#wakeIndexed();
     if (this.#waiting.size === 0) return;
@@ -596,4 +612,10 @@ export class StreamQueue implements AsyncDisposable {
     if (this.#closed) throw new ClosedError(`stream queue '${this.name}' is closed`);
     return this.#log;
   }
+}
+
+function ignore(): void {}
+
+function warn(error: unknown): void {
+  process.emitWarning(error as Error);
 }
