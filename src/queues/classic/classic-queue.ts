@@ -506,7 +506,7 @@ export class ClassicQueue implements AsyncDisposable {
       const reason = this.#overLimit(1, message.body.length);
       if (reason !== undefined) {
         if (args.overflow === 'reject-publish-dlx') {
-          this.#deadLetter(borrowed ? ownBody(message) : message, reason);
+          void this.#deadLetter(borrowed ? ownBody(message) : message, reason);
         }
         return Promise.reject(
           new QueueFullError(
@@ -562,9 +562,7 @@ export class ClassicQueue implements AsyncDisposable {
       if (reason === undefined) return;
       const handle = this.store.peek();
       if (handle === NO_HANDLE) return;
-      const message = this.store.message(handle);
-      this.#removeReady(handle);
-      this.#deadLetter(message, reason);
+      this.#deadLetterOut(handle, reason, false);
     }
   }
 
@@ -694,17 +692,13 @@ export class ClassicQueue implements AsyncDisposable {
 
   #reject(handle: number, requeue: boolean): void {
     if (!requeue) {
-      const message = this.store.message(handle);
-      this.#settle(handle);
-      this.#deadLetter(message, 'rejected');
+      this.#deadLetterOut(handle, 'rejected', true);
       return;
     }
     const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
     const limit = this.arguments.deliveryLimit;
     if (limit !== undefined && deliveries > limit) {
-      const message = this.store.message(handle);
-      this.#settle(handle);
-      this.#deadLetter(message, 'delivery_limit');
+      this.#deadLetterOut(handle, 'delivery_limit', true);
       return;
     }
     if (!this.store.requeue(handle)) {
@@ -738,10 +732,26 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#deliveries.size > 0) this.#deliveries.delete(handle);
   }
 
-  #deadLetter(message: StoredMessage, reason: DeathReason): void {
+  /**
+   * Dead-letters a stored message and settles (`inFlight`) or removes it. Its record is deleted
+   * once the dead-letter copy is stored: a crash in between keeps it here rather than lose it.
+   */
+  #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
+    const store = this.store;
+    store.deletionsAfter = this.#deadLetter(store.message(handle), reason);
+    try {
+      if (inFlight) this.#settle(handle);
+      else this.#removeReady(handle);
+    } finally {
+      store.deletionsAfter = undefined;
+    }
+  }
+
+  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
+  #deadLetter(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
     const { deadLetterExchange, deadLetterRoutingKey } = this.arguments;
     const router = this.#deadLetterRouter;
-    if (deadLetterExchange === undefined || router === undefined) return;
+    if (deadLetterExchange === undefined || router === undefined) return undefined;
     const copy = deadLetteredCopy(
       message,
       this.name,
@@ -751,12 +761,14 @@ export class ClassicQueue implements AsyncDisposable {
       deadLetterRoutingKey,
     );
     // Through the default exchange the target is the routing key: cycles are dropped here.
-    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return;
+    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
     try {
       const result = router(copy);
       if (result) result.catch(this.#onError);
+      return result ?? undefined;
     } catch (error) {
       this.#onError(error);
+      return undefined;
     }
   }
 
@@ -782,9 +794,7 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   #expire(handle: number): void {
-    const message = this.store.message(handle);
-    this.#removeReady(handle);
-    this.#deadLetter(message, 'expired');
+    this.#deadLetterOut(handle, 'expired', false);
   }
 
   /** Expires every ready message whose time has come, wherever it is in the queue. */
