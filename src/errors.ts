@@ -22,7 +22,8 @@ export type MqliteErrorCode =
   | 'MQLITE_CONTENT_TOO_LARGE'
   | 'MQLITE_TIMEOUT'
   | 'MQLITE_ABORTED'
-  | 'MQLITE_COMMAND_INVALID';
+  | 'MQLITE_COMMAND_INVALID'
+  | 'MQLITE_OFFSET_CLAMPED';
 
 /** AMQP reply codes used by the library. */
 export const ReplyCode = {
@@ -276,12 +277,43 @@ type MqliteErrorClass = new (detail: string, options?: ErrorOptions) => MqliteEr
  * config and queue a declaration came from) and the original kept as its `cause`.
  */
 export function withContext(error: MqliteError, where: string): MqliteError {
+  // Errors of stored data name their file and fields already; they are not rebuilt.
+  if (carriesItsOwnPlace(error)) return error;
   const detail = error.message.replace(/^[A-Z_]+ - /, '');
   if (error.constructor === MqliteError) {
     return new MqliteError(error.code, error.replyCode, `${where}: ${detail}`, { cause: error });
   }
   const Class = error.constructor as MqliteErrorClass;
   return new Class(`${where}: ${detail}`, { cause: error });
+}
+
+/**
+ * Reported (through the broker's `onError`, never thrown) when a stream opens with a consumer's
+ * stored offset past its end, as a crash of an older version or damage could leave it: the
+ * offset is moved back to the end, so the consumer reads what is published from there on.
+ */
+export class OffsetClampedError extends MqliteError {
+  override name = 'OffsetClampedError';
+  /** The stream. */
+  readonly queue: string;
+  /** The consumer tag whose offset was stored. */
+  readonly tag: string;
+  /** The offset found stored. */
+  readonly stored: number;
+  /** The offset it was moved to: the stream's next offset. */
+  readonly clamped: number;
+
+  constructor(queue: string, tag: string, stored: number, clamped: number) {
+    super(
+      'MQLITE_OFFSET_CLAMPED',
+      ReplyCode.INTERNAL_ERROR,
+      `stored offset ${stored} of consumer '${tag}' on stream '${queue}' is past its end; moved back to ${clamped}`,
+    );
+    this.queue = queue;
+    this.tag = tag;
+    this.stored = stored;
+    this.clamped = clamped;
+  }
 }
 
 /** "inequivalent arg 'x' for queue 'q'": a redeclare that differs from the declaration. */
@@ -297,4 +329,14 @@ export function invalidArg(arg: string, name: string, why: string) {
 /** Throws `ClosedError` when `closed` is set: the guard at the top of every public call. */
 export function assertOpen(closed: boolean, what: string): void {
   if (closed) throw new ClosedError(`${what} is closed`);
+}
+
+/** Whether `error` is one of stored data, whose class takes more than a detail to build. */
+function carriesItsOwnPlace(error: MqliteError): boolean {
+  return (
+    error instanceof CorruptionError ||
+    error instanceof StorageError ||
+    error instanceof FormatVersionError ||
+    error instanceof OffsetClampedError
+  );
 }

@@ -272,7 +272,10 @@ export class ClassicQueue implements AsyncDisposable {
   #expiresTimer: TimerHandle | undefined;
   #dispatching = false;
   /** Rejected messages of a priority queue waiting to be dead-lettered together. */
-  readonly #rejected: StoredMessage[] = [];
+  readonly #rejected: {
+    readonly message: StoredMessage;
+    readonly routed: (stored: Promise<void> | undefined) => void;
+  }[] = [];
   /** A `#dropHeads` is due at the end of the current run of requeues. */
   #dropPending = false;
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
@@ -586,7 +589,7 @@ export class ClassicQueue implements AsyncDisposable {
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#publishDrop(message, 'overflow', dlx);
-        if (dlx) this.#deadLetter(borrowed ? ownBody(message) : message, reason);
+        if (dlx) void this.#deadLetter(borrowed ? ownBody(message) : message, reason);
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -658,9 +661,7 @@ export class ClassicQueue implements AsyncDisposable {
       if (reason === undefined) return;
       const handle = this.store.peek();
       if (handle === NO_HANDLE) return;
-      const message = this.store.message(handle);
-      this.#removeReady(handle);
-      this.#drop(message, reason);
+      this.#dropOut(handle, reason, false);
     }
   }
 
@@ -772,17 +773,13 @@ export class ClassicQueue implements AsyncDisposable {
     // The queue is gone (or closing): its deliveries are settled with it, dead-lettering nothing.
     if (this.#closed) return;
     if (!requeue) {
-      const message = this.store.message(handle);
-      this.#settle(handle);
-      this.#deadLetterRejected(message);
+      this.#deadLetterRejected(handle);
       return;
     }
     const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
     const limit = this.arguments.deliveryLimit;
     if (limit !== undefined && deliveries > limit) {
-      const message = this.store.message(handle);
-      this.#settle(handle);
-      this.#drop(message, 'delivery_limit');
+      this.#dropOut(handle, 'delivery_limit', true);
       return;
     }
     if (!this.store.requeue(handle)) {
@@ -824,9 +821,9 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   /** The queue discards a message by a rule of its own: say so, and dead-letter it. */
-  #drop(message: StoredMessage, reason: DeathReason & DropReason): void {
-    if (dropChannel.hasSubscribers) this.#publishDrop(message, reason, true);
-    this.#deadLetter(message, reason);
+  #dropOut(handle: number, reason: DeathReason & DropReason, inFlight: boolean): void {
+    if (dropChannel.hasSubscribers) this.#publishDrop(this.store.message(handle), reason, true);
+    this.#deadLetterOut(handle, reason, inFlight);
   }
 
   /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
@@ -839,29 +836,58 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   /**
-   * Dead-letters a rejected message at the end of this synchronous run of rejects (a multiple
-   * nack): a priority queue sends them highest priority first, as RabbitMQ's does.
+   * Dead-letters a rejected delivery at the end of this synchronous run of rejects (a multiple
+   * nack): a priority queue sends them highest priority first, as RabbitMQ's does. The record is
+   * settled now and deleted once its copy is stored, as in `#deadLetterOut`.
    */
-  #deadLetterRejected(message: StoredMessage): void {
+  #deadLetterRejected(handle: number): void {
     const maxPriority = this.arguments.maxPriority;
     if (maxPriority === undefined || this.arguments.deadLetterExchange === undefined) {
-      this.#deadLetter(message, 'rejected');
+      this.#deadLetterOut(handle, 'rejected', true);
       return;
     }
+    const store = this.store;
+    const message = store.message(handle);
+    let routed!: (stored: Promise<void> | undefined) => void;
+    const stored = new Promise<Promise<void> | undefined>((resolve) => {
+      routed = resolve;
+    }).then((copy) => copy);
+    store.deletionsAfter = stored;
+    try {
+      this.#settle(handle);
+    } finally {
+      store.deletionsAfter = undefined;
+    }
     const batch = this.#rejected;
-    batch.push(message);
+    batch.push({ message, routed });
     if (batch.length > 1) return;
     queueMicrotask(() => {
       const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
-      const ordered = batch.splice(0).sort((x, y) => level(y) - level(x));
-      for (const m of ordered) this.#deadLetter(m, 'rejected');
+      const ordered = batch.splice(0).sort((x, y) => level(y.message) - level(x.message));
+      for (const { message: m, routed: done } of ordered) done(this.#deadLetter(m, 'rejected'));
     });
   }
 
-  #deadLetter(message: StoredMessage, reason: DeathReason): void {
+  /**
+   * Dead-letters a stored message and settles (`inFlight`) or removes it. Its record is deleted
+   * once the dead-letter copy is stored: a crash in between keeps it here rather than lose it.
+   */
+  #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
+    const store = this.store;
+    store.deletionsAfter = this.#deadLetter(store.message(handle), reason);
+    try {
+      if (inFlight) this.#settle(handle);
+      else this.#removeReady(handle);
+    } finally {
+      store.deletionsAfter = undefined;
+    }
+  }
+
+  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
+  #deadLetter(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
     const { deadLetterExchange, deadLetterRoutingKey } = this.arguments;
     const router = this.#deadLetterRouter;
-    if (deadLetterExchange === undefined || router === undefined) return;
+    if (deadLetterExchange === undefined || router === undefined) return undefined;
     const copy = deadLetteredCopy(
       message,
       this.name,
@@ -871,7 +897,7 @@ export class ClassicQueue implements AsyncDisposable {
       deadLetterRoutingKey,
     );
     // Through the default exchange the target is the routing key: cycles are dropped here.
-    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return;
+    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
     if (deadLetterChannel.hasSubscribers) {
       deadLetterChannel.publish({
         queue: this.name,
@@ -884,8 +910,10 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       const result = router(copy);
       if (result) result.catch(this.#onDeadLetterError);
+      return result ?? undefined;
     } catch (error) {
       this.#onDeadLetterError(error);
+      return undefined;
     }
   }
 
@@ -918,9 +946,7 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   #expire(handle: number): void {
-    const message = this.store.message(handle);
-    this.#removeReady(handle);
-    this.#drop(message, 'expired');
+    this.#dropOut(handle, 'expired', false);
   }
 
   /** Expires every ready message whose time has come, wherever it is in the queue. */

@@ -15,7 +15,7 @@ import { bodyLength } from '../../message/packed-message.js';
 import type { StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, Namespace, RecordCodec } from '../../storage/types.js';
 import { PackedLog, pageCodec } from './packed-log.js';
-import { NO_HANDLE, type ReadyStore } from './ready-store.js';
+import { deleteRecord, NO_HANDLE, type ReadyStore } from './ready-store.js';
 
 /** What a level needs of its log: a `Log<StoredMessage>` or a `PackedLog`. */
 type LevelLog = Pick<
@@ -175,6 +175,9 @@ export class LevelStore implements ReadyStore {
   }
 
   /** In memory a level keeps messages (packed); on persistent storage it keeps their encoding. */
+  /** See `ReadyStore.deletionsAfter`. */
+  deletionsAfter: Promise<unknown> | undefined;
+
   get retainsMessages(): boolean {
     return !this.#options.persistent;
   }
@@ -283,7 +286,7 @@ export class LevelStore implements ReadyStore {
       handle === this.#shiftedHandle ? this.#shiftedRecord! : (log.get(offset) as StoredMessage);
     this.#inFlightCount--;
     this.#inFlightBytes -= bodyLength(record);
-    log.markDeleted(offset);
+    deleteRecord(log, offset, this.deletionsAfter);
   }
 
   remove(handle: number): void {
@@ -303,7 +306,7 @@ export class LevelStore implements ReadyStore {
     lvl.readyCount--;
     this.#readyCount--;
     this.#readyBytes -= bodyLength(record);
-    lvl.log.markDeleted(offset);
+    deleteRecord(lvl.log, offset, this.deletionsAfter);
   }
 
   purge(): number {

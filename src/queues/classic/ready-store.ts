@@ -21,9 +21,41 @@
  * durable once `sync()` resolves.
  */
 import type { StoredMessage } from '../../message/types.js';
+import type { Log } from '../../storage/types.js';
 
 /** Returned by `peek`/`shift` when no message is ready. */
 export const NO_HANDLE = -1;
+
+/**
+ * Marks a stored record deleted, at once or, with `after`, once that promise resolves (never
+ * if it rejects: the record then comes back on reopen, which loses nothing).
+ */
+export function deleteRecord(
+  log: Pick<Log<unknown>, 'markDeleted' | 'count'>,
+  offset: number,
+  after: Promise<unknown> | undefined,
+): void {
+  if (after === undefined) {
+    log.markDeleted(offset);
+    return;
+  }
+  after.then(
+    () => {
+      // A log closed meanwhile keeps the record: it comes back on reopen, as after a crash.
+      if (!isClosed(log)) log.markDeleted(offset);
+    },
+    () => {},
+  );
+}
+
+function isClosed(log: Pick<Log<unknown>, 'count'>): boolean {
+  try {
+    void log.count;
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 export interface ReadyStore {
   /** Messages in the ready state. */
@@ -46,6 +78,13 @@ export interface ReadyStore {
    * LVQ's older value), so the queue can forget what it tracks for that handle.
    */
   onDisplaced?: ((handle: number) => void) | undefined;
+
+  /**
+   * Set by the queue around the `settle` or `remove` of a message it dead-lettered: the deletion
+   * of its record waits for this promise (the copy's storage in the dead-letter queue), so a
+   * crash never loses both. Undefined otherwise: deletions are marked at once.
+   */
+  deletionsAfter?: Promise<unknown> | undefined;
 
   /**
    * Gets the store ready to `add` this message synchronously, e.g. by opening the log of a

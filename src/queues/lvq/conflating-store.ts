@@ -19,7 +19,7 @@
  */
 import type { StoredMessage } from '../../message/types.js';
 import type { Log, LogCursor, Namespace, RecordCodec } from '../../storage/types.js';
-import { NO_HANDLE, type ReadyStore } from '../classic/ready-store.js';
+import { deleteRecord, NO_HANDLE, type ReadyStore } from '../classic/ready-store.js';
 import { EntryTable } from './entry-table.js';
 import { type LvqKey, lvqKey } from './key.js';
 
@@ -73,6 +73,8 @@ export class ConflatingStore implements ReadyStore {
   onDisplaced: ((handle: number) => void) | undefined;
   /** The entry table keeps every stored message, for browsers and deliveries. */
   readonly retainsMessages = true;
+  /** See `ReadyStore.deletionsAfter`. */
+  deletionsAfter: Promise<unknown> | undefined;
 
   readonly #ns: Namespace;
   readonly #log: Log<StoredMessage>;
@@ -347,7 +349,7 @@ export class ConflatingStore implements ReadyStore {
   /** Forgets a stored message and marks its record deleted; returns its body bytes. */
   #delete(handle: number, flags: number): number {
     const bytes = this.#forget(handle, flags);
-    this.#log.markDeleted(handle);
+    deleteRecord(this.#log, handle, this.deletionsAfter);
     this.#logDirty = true;
     return bytes;
   }

@@ -45,7 +45,7 @@ export function checkContinuity(
     }
   }
   const next = log.nextOffset;
-  const resume = new OffsetStore(meta).highest();
+  const resume = new OffsetStore(meta, log.nextOffset).highest();
   if (resume !== undefined && resume > next && log.advanceTo) {
     found(
       [next, resume],

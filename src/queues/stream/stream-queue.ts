@@ -11,6 +11,7 @@ import {
   type DataLossError,
   inequivalentArg,
   NotImplementedError,
+  OffsetClampedError,
   PreconditionFailedError,
 } from '../../errors.js';
 import {
@@ -65,7 +66,8 @@ export interface StreamQueueOptions extends StreamDeclaration {
   readonly onDelete?: (name: string) => void;
   /**
    * Receives errors nobody awaits, with where they came from (a consumer callback that threw,
-   * retention that failed). Default: a process warning.
+   * retention that failed, an `OffsetClampedError` per stored consumer offset found past the end
+   * on open). Default: a process warning.
    */
   readonly onError?: ErrorHandler;
   /**
@@ -219,7 +221,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#onDelete = init.onDelete;
     this.#onError = init.onError;
     this.#strict = init.strict;
-    this.#offsets = new OffsetStore(namespace.meta);
+    this.#offsets = new OffsetStore(namespace.meta, log.nextOffset);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
     this.#retention = new StreamRetention(
@@ -286,6 +288,9 @@ export class StreamQueue implements AsyncDisposable {
       onError: options.onError ?? warnOnError,
       strict,
     });
+    for (const { tag, stored, clamped } of queue.#offsets.clampTo(log.nextOffset)) {
+      queue.#reportError(new OffsetClampedError(name, tag, stored, clamped), 'storage', tag);
+    }
     queue.#runRetention();
     queue.#resummarize();
     return queue;
@@ -461,6 +466,9 @@ export class StreamQueue implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#shutdown();
+    // Offsets held for the messages before them are stored once those are durable.
+    const end = this.#log.nextOffset;
+    await this.#log.sync().then(() => this.#offsets.advance(end), ignore);
     await releaseQueueStorage(this.#storage, this.#namespace, this.#ownsStorage, 'close');
   }
 
@@ -531,6 +539,9 @@ export class StreamQueue implements AsyncDisposable {
   readonly #afterPublish = (): void => {
     this.#tickScheduled = false;
     if (this.#closed) return;
+    // Stored offsets may pass the tick's messages once they are durable, not before.
+    const end = this.#log.nextOffset;
+    this.#log.sync().then(() => this.#offsets.advance(end), ignore);
     if (this.#log.bytes >= this.#rollCheckBytes) {
       try {
         this.#runRetention();
@@ -692,3 +703,5 @@ export class StreamQueue implements AsyncDisposable {
     return this.#log;
   }
 }
+
+function ignore(): void {}

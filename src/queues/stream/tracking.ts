@@ -2,28 +2,77 @@ import type { MetaStore } from '../../storage/types.js';
 
 const KEY_PREFIX = 'stream.offset.';
 
+/** A stored offset found past the end of the stream on open, and where it now points. */
+export interface ClampedOffset {
+  readonly tag: string;
+  readonly stored: number;
+  readonly clamped: number;
+}
+
 /**
  * Server-side offset tracking: one entry per consumer tag in the stream's metadata space,
  * holding the offset the consumer resumes from. Writes go to the in-memory MetaStore (durable in
  * the background), so storing on every ack is cheap; an unchanged value is not rewritten.
+ *
+ * A stored offset never passes what is durable in the log: the metadata is written apart from
+ * the log, and an offset stored past the messages a crash then cut (or a failed write never
+ * stored) would make the consumer skip the messages published at those offsets after a
+ * restart. Progress past the durable end is held in memory (and read back from there) until
+ * the log's sync covers it.
  */
 export class OffsetStore {
   readonly #meta: MetaStore;
+  /** Every message below this offset is durable. */
+  #durableEnd: number;
+  /** Offsets stored past `#durableEnd`, by tag: written once durable. */
+  readonly #held = new Map<string, number>();
 
-  constructor(meta: MetaStore) {
+  constructor(meta: MetaStore, durableEnd: number) {
     this.#meta = meta;
+    this.#durableEnd = durableEnd;
   }
 
-  /** The stored offset of `tag`, or undefined. */
+  /** The stored offset of `tag` (held progress included), or undefined. */
   get(tag: string): number | undefined {
+    const held = this.#held.get(tag);
+    if (held !== undefined) return held;
     const value = this.#meta.get(KEY_PREFIX + tag);
     return typeof value === 'number' ? value : undefined;
   }
 
-  /** Stores `offset` for `tag` (one entry per tag: the newest value replaces the older). */
+  /**
+   * Stores `offset` for `tag` (one entry per tag: the newest value replaces the older). What
+   * passes the durable end is written up to it now, and whole once durable.
+   */
   set(tag: string, offset: number): void {
-    const key = KEY_PREFIX + tag;
-    if (this.#meta.get(key) !== offset) this.#meta.set(key, offset);
+    if (offset > this.#durableEnd) this.#held.set(tag, offset);
+    else this.#held.delete(tag);
+    this.#write(tag, Math.min(offset, this.#durableEnd));
+  }
+
+  /** Every message below `end` is durable now: held offsets are written up to it. */
+  advance(end: number): void {
+    if (end <= this.#durableEnd) return;
+    this.#durableEnd = end;
+    for (const [tag, offset] of this.#held) {
+      if (offset <= end) this.#held.delete(tag);
+      this.#write(tag, Math.min(offset, end));
+    }
+  }
+
+  /**
+   * Moves every stored offset past `end` (the stream's next offset on open) back to `end` and
+   * returns them: a crash before this rule held, or damage, left them there.
+   */
+  clampTo(end: number): ClampedOffset[] {
+    const clamped: ClampedOffset[] = [];
+    for (const [key, value] of this.#meta.entries(KEY_PREFIX)) {
+      if (typeof value === 'number' && value > end) {
+        clamped.push({ tag: key.slice(KEY_PREFIX.length), stored: value, clamped: end });
+      }
+    }
+    for (const { tag } of clamped) this.#meta.set(KEY_PREFIX + tag, end);
+    return clamped;
   }
 
   /** The highest stored offset, or undefined when none is stored. */
@@ -42,11 +91,17 @@ export class OffsetStore {
       if (typeof value !== 'number' || value < firstOffset) stale.push(key);
     }
     for (const key of stale) this.#meta.delete(key);
+    for (const [tag, offset] of this.#held) if (offset < firstOffset) this.#held.delete(tag);
   }
 
   /** Forgets every stored offset (the stream was deleted or purged of everything). */
   clear(): void {
     this.dropBefore(Number.POSITIVE_INFINITY);
+  }
+
+  #write(tag: string, offset: number): void {
+    const key = KEY_PREFIX + tag;
+    if (this.#meta.get(key) !== offset) this.#meta.set(key, offset);
   }
 }
 

@@ -139,6 +139,17 @@ export class SyncScheduler {
     return this.#waiting.promise;
   }
 
+  /**
+   * Asks for a round as a `sync()` would, with nobody waiting: the target has writes held until
+   * the records before them are durable.
+   */
+  request(): void {
+    if (this.#failure) return;
+    this.#dirty = true;
+    this.#waiting ??= group();
+    this.#queueFlush();
+  }
+
   /** Writes and fsyncs (per policy) everything now, waiting for any round in flight. */
   async drain(): Promise<void> {
     for (;;) {

@@ -7,6 +7,12 @@
  * needed to answer counts, seeks and acks lives in memory in the segments' tables, loaded from
  * index files on open, so reopening after a clean close reads no records; after a crash only the
  * tail segment's unindexed end is scanned and a torn last write cut off.
+ *
+ * Deletions reach the disk only after the records appended before them: a deletion mark, the
+ * unlink of a segment left without live records and a compaction rewrite all wait until every
+ * record appended before the `markDeleted` (or `dropBefore`) call is durable. In memory they
+ * apply at once. Otherwise a crash could keep a deletion and lose what replaced the record (a
+ * last-value queue's newer value waiting for its fsync round).
  */
 import path from 'node:path';
 import { errorChannel } from '../../diagnostics.js';
@@ -140,6 +146,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #marks!: MarksFile;
   #staleMarks = 0;
   #dirUnsynced = false;
+  /** Every record below this offset is durable per the policy (written, under `never`). */
+  #durableEnd = 1;
+  /** Segments dropped in memory whose files wait for the records before the drop. */
+  #heldUnlinks: { seg: Segment; need: number }[] = [];
   #closed = false;
   /** Sealed segments with an open descriptor, oldest first. */
   readonly #open = new Set<Segment>();
@@ -324,7 +334,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     while (this.#segs.length > 1 && this.#segs[0]!.lastOffset < offset) {
       const seg = this.#segs[0]!;
       dropped += seg.live;
-      this.#drop(seg);
+      this.#drop(seg, this.#nextOffset);
     }
     return dropped;
   }
@@ -337,8 +347,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (slot < 0 || !seg.markSlot(slot)) return;
     this.#live--;
     this.#liveBytes -= seg.lens[slot]!;
-    this.#marks.add(offset);
+    const need = this.#nextOffset;
+    seg.deletionNeed = need;
+    this.#marks.add(offset, need);
     this.#scheduler.touch();
+    // The records before it reach the disk with the next round; the log asks for one itself.
+    if (need > this.#durableEnd && this.#ctx.policy !== 'never') this.#scheduler.request();
     if (seg !== this.#active) this.#reclaim(seg);
   }
 
@@ -372,10 +386,14 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const fresh = this.#create(this.#active.id + 1, this.#nextOffset);
     this.#segs = [fresh];
     this.#active = fresh;
+    // Every record goes: no deletion has anything to wait for.
     for (const seg of old) this.#unlink(seg);
+    for (const held of this.#heldUnlinks) this.#removeFiles(held.seg);
+    this.#heldUnlinks = [];
     this.#live = 0;
     this.#liveBytes = 0;
     this.#staleMarks = 0;
+    this.#marks.discardPending();
     this.#marks.rewrite([], this.#ctx.policy !== 'never');
     this.#dirUnsynced = true;
     this.#scheduler.touch();
@@ -537,6 +555,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (this.#segs.length === 0) this.#segs.push(this.#create(1, 1));
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
+    this.#durableEnd = this.#nextOffset;
     this.#marks = new MarksFile(this.io, path.join(this.#dir, MARKS_FILE), (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
@@ -644,6 +663,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     seg.fileSize += length;
     seg.unsynced = this.#ctx.policy !== 'never';
     this.#batchLen = 0;
+    if (this.#ctx.policy === 'never') this.#durableEnd = this.#nextOffset;
   }
 
   #flush(): void {
@@ -652,15 +672,40 @@ export class FsLog<T> implements Log<T>, FrameSource {
       for (const seg of this.#unindexed) if (!seg.dropped) writeSegmentIndex(this.io, seg);
       this.#unindexed = [];
     }
-    this.#marks.flush();
+    this.#releaseDeletions();
     if (this.#staleMarks > STALE_MARKS_REWRITE && this.#staleMarks > this.#marks.entries / 2) {
       this.#rewriteMarks();
     }
   }
 
+  /**
+   * One fsync round, in two steps: the records written so far, then the deletions they allowed
+   * (marks written and unlinks done once the records before them are durable), so a round's
+   * waiters also find its deletions durable.
+   */
   #fsync(done: (error: Error | null) => void): void {
+    const covers = this.#nextOffset;
+    allDone(this.#syncJobs(true), (error) => {
+      if (error) {
+        done(error);
+        return;
+      }
+      if (covers > this.#durableEnd) this.#durableEnd = covers;
+      try {
+        // Not once destroyed (or failed): then nothing more is written.
+        if (!this.#scheduler.failure) this.#releaseDeletions();
+      } catch (releaseError) {
+        done(releaseError as Error);
+        return;
+      }
+      allDone(this.#syncJobs(false), done);
+    });
+  }
+
+  /** Fsyncs of what was written and not yet fsynced: the segments only with `segments`. */
+  #syncJobs(segments: boolean): Job[] {
     const jobs: Job[] = [];
-    for (const seg of this.#segs) {
+    for (const seg of segments ? this.#segs : []) {
       if (!seg.unsynced || seg.fd < 0) continue;
       seg.unsynced = false;
       seg.pinned++;
@@ -678,7 +723,28 @@ export class FsLog<T> implements Log<T>, FrameSource {
       this.#dirUnsynced = false;
       jobs.push((cb) => fsyncDir(this.io, this.#dir, cb));
     }
-    allDone(jobs, done);
+    return jobs;
+  }
+
+  /**
+   * Puts on disk the deletions whose records before them are durable: their marks are written,
+   * the files of their dropped segments unlinked, and held compactions run. If some still
+   * wait, a round is asked for.
+   */
+  #releaseDeletions(): void {
+    const end = this.#durableEnd;
+    this.#marks.flush(end);
+    const held = this.#heldUnlinks;
+    let released = 0;
+    while (released < held.length && held[released]!.need <= end) {
+      this.#removeFiles(held[released]!.seg);
+      released++;
+    }
+    if (released > 0) held.splice(0, released);
+    if (this.#toCompact.size > 0) this.#queueCompaction();
+    if ((this.#marks.pending > 0 || held.length > 0) && this.#ctx.policy !== 'never') {
+      this.#scheduler.request();
+    }
   }
 
   /**
@@ -705,33 +771,55 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   /** Drops a sealed segment with no live record; queues a mostly deleted one for compaction. */
   #reclaim(seg: Segment): void {
-    if (seg.live === 0) this.#drop(seg);
+    if (seg.live === 0) this.#drop(seg, seg.deletionNeed);
     else if (
       seg.slots >= COMPACT_MIN_RECORDS &&
       seg.deletedCount - (seg.span - seg.slots) > seg.slots / 2
     ) {
       this.#toCompact.add(seg);
-      if (!this.#compactQueued) {
-        this.#compactQueued = true;
-        setImmediate(() => this.#compactQueuedSegments());
-      }
+      this.#queueCompaction();
     }
   }
 
-  #drop(seg: Segment): void {
+  #queueCompaction(): void {
+    if (this.#compactQueued) return;
+    this.#compactQueued = true;
+    setImmediate(() => this.#compactQueuedSegments());
+  }
+
+  /**
+   * Drops a segment from memory at once; its files go once every record below `need` is
+   * durable (see the header).
+   */
+  #drop(seg: Segment, need: number): void {
     const i = this.#segs.indexOf(seg);
     if (i >= 0) this.#segs.splice(i, 1);
     this.#live -= seg.live;
     this.#liveBytes -= seg.bytes - seg.deletedBytes;
     this.#staleMarks += seg.deletedCount - (seg.span - seg.slots);
-    this.#unlink(seg);
+    if (need <= this.#durableEnd) {
+      this.#unlink(seg);
+      return;
+    }
+    this.#forget(seg);
+    this.#heldUnlinks.push({ seg, need });
+    if (this.#ctx.policy !== 'never') this.#scheduler.request();
   }
 
   #unlink(seg: Segment): void {
+    this.#forget(seg);
+    this.#removeFiles(seg);
+  }
+
+  /** Takes a segment out of use: cursors move on, its descriptor closes. */
+  #forget(seg: Segment): void {
     seg.dropped = true;
     this.epoch++;
     this.#toCompact.delete(seg);
     this.#closeFd(seg);
+  }
+
+  #removeFiles(seg: Segment): void {
     for (const file of seg.indexed ? [seg.file, seg.indexFile] : [seg.file]) {
       try {
         this.io.unlinkSync(file);
@@ -776,7 +864,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#compactQueued = false;
     if (this.#closed) return;
     for (const seg of this.#toCompact) {
-      if (seg.pinned > 0 || seg.unsynced) continue; // retried on its next ack
+      // Retried on its next ack, or once the records before its deletions are durable.
+      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > this.#durableEnd) continue;
       this.#toCompact.delete(seg);
       try {
         this.#compact(seg);

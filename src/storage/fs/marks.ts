@@ -4,6 +4,10 @@
  * a torn last batch is recognised and dropped (those acks were never confirmed by a sync).
  * Marks of reclaimed or compacted records go stale; the log rewrites the file when stale ones
  * outnumber the rest.
+ *
+ * A mark is held in memory until every record appended before it was marked is durable (the
+ * log says when): a deletion on disk must never outlive what replaced the record, such as a
+ * last-value queue's newer value still waiting for its fsync.
  */
 import { crc32 } from './checksum.js';
 import { LITTLE_ENDIAN } from './frame.js';
@@ -17,6 +21,8 @@ export class MarksFile {
   #fd: number;
   #size: number;
   #pending = new Float64Array(256);
+  /** Per pending mark, the log's next offset when it was marked (non-decreasing). */
+  #needs = new Float64Array(256);
   #pendingCount = 0;
   /** Marks in the file. */
   entries = 0;
@@ -59,19 +65,38 @@ export class MarksFile {
     });
   }
 
-  add(offset: number): void {
+  /** Marks not written yet (held until the records before them are durable). */
+  get pending(): number {
+    return this.#pendingCount;
+  }
+
+  /**
+   * Adds a mark of `offset`, made when the log's next offset was `need`: it is written once
+   * every record below `need` is durable.
+   */
+  add(offset: number, need: number): void {
     if (this.#pendingCount === this.#pending.length) {
-      const grown = new Float64Array(this.#pending.length * 2);
+      const size = this.#pending.length * 2;
+      const grown = new Float64Array(size);
       grown.set(this.#pending);
       this.#pending = grown;
+      const needs = new Float64Array(size);
+      needs.set(this.#needs);
+      this.#needs = needs;
     }
+    this.#needs[this.#pendingCount] = need;
     this.#pending[this.#pendingCount++] = offset;
   }
 
-  /** Writes pending marks as one frame. */
-  flush(): void {
-    const count = this.#pendingCount;
-    if (count === 0) return;
+  /**
+   * Writes, as one frame, the pending marks whose records before them are durable: those made
+   * while the log's next offset was at most `durableEnd`. Returns whether it wrote any.
+   */
+  flush(durableEnd: number): boolean {
+    const needs = this.#needs;
+    let count = 0;
+    while (count < this.#pendingCount && needs[count]! <= durableEnd) count++;
+    if (count === 0) return false;
     const frame = Buffer.allocUnsafe(HEAD + count * 8);
     frame.set(new Uint8Array(this.#pending.buffer, 0, count * 8), HEAD);
     if (!LITTLE_ENDIAN) frame.subarray(HEAD).swap64();
@@ -79,14 +104,29 @@ export class MarksFile {
     frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
     writeFully(this.#io, this.#fd, frame, 0, frame.length, this.#size);
     this.#size += frame.length;
-    this.#pendingCount = 0;
+    this.#pending.copyWithin(0, count, this.#pendingCount);
+    needs.copyWithin(0, count, this.#pendingCount);
+    this.#pendingCount -= count;
     this.entries += count;
     this.unsynced = true;
+    return true;
   }
 
-  /** Replaces the file with exactly `offsets` (atomically). */
-  rewrite(offsets: readonly number[], fsync: boolean): void {
+  /** Forgets the pending marks (their records are all gone). */
+  discardPending(): void {
     this.#pendingCount = 0;
+  }
+
+  /**
+   * Replaces the file with `offsets` (atomically), less the pending marks: those stay pending,
+   * so the rewrite puts no deletion on disk before its time.
+   */
+  rewrite(allOffsets: readonly number[], fsync: boolean): void {
+    let offsets = allOffsets;
+    if (this.#pendingCount > 0) {
+      const held = new Set(this.#pending.subarray(0, this.#pendingCount));
+      offsets = allOffsets.filter((offset) => !held.has(offset));
+    }
     const frame = Buffer.allocUnsafe(HEAD + offsets.length * 8);
     for (let i = 0; i < offsets.length; i++) frame.writeDoubleLE(offsets[i]!, HEAD + i * 8);
     frame.writeUInt32LE(offsets.length, 0);

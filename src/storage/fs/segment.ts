@@ -97,8 +97,10 @@ export class Segment implements SegmentInfo {
   unsynced = false;
   /** An index file may exist for it (so dropping it removes one). */
   indexed = false;
-  /** Dropped from the log (unlinked); cursors on it move on. */
+  /** Dropped from the log (unlinked, or to be once its deletions may reach the disk). */
   dropped = false;
+  /** The log's next offset at this segment's latest deletion (see `FsLog`). */
+  deletionNeed = 0;
 
   constructor(
     dir: string,

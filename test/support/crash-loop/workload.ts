@@ -1,0 +1,64 @@
+/**
+ * What the crash loop's worker and checker agree on: the queues it works, the body of every
+ * message (which names its queue and id and can be checked without remembering it), the
+ * protocol lines and the seeded random numbers.
+ */
+import type { FsyncPolicy } from '../../../src/storage/fs/index.js';
+
+export const QUEUES = {
+  stream: { arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 64 * 1024 } },
+  prio: { arguments: { 'x-max-priority': 5 } },
+  classic: { arguments: {} },
+  lvq: { arguments: { 'qpid.last_value_queue_key': 'k' } },
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+/** Tag of the stream's tracked consumer. */
+export const READER = 'reader';
+/** Keys of the last-value queue. */
+export const LVQ_KEYS = 24;
+
+export type PolicyName = 'always' | 'interval';
+export function fsyncOf(policy: PolicyName): FsyncPolicy {
+  return policy === 'always' ? 'always' : { intervalMs: 20 };
+}
+
+/**
+ * Message ids grow across the runs of a loop (run * 1e7 + sequence), so a newer value of an
+ * LVQ key always has the larger id.
+ */
+export const idOf = (run: number, seq: number) => run * 1e7 + seq;
+
+/** The body of message `id` of `queue`: its fill is a function of both. */
+export function bodyOf(queue: QueueName, id: number): string {
+  const fill = String.fromCharCode(97 + (id % 26)).repeat(id % 509);
+  return `${queue}|${id}|${fill}|${(id * 2654435761) % 4294967296}`;
+}
+
+/** The id of a body made by {@link bodyOf} for `queue`, or undefined if it is not one. */
+export function idOfBody(queue: QueueName, body: string): number | undefined {
+  const id = Number(body.split('|')[1]);
+  return Number.isSafeInteger(id) && bodyOf(queue, id) === body ? id : undefined;
+}
+
+/**
+ * Lines the worker prints, each before the fact could reach the disk (or after it resolved):
+ * - `R`: open and consuming;
+ * - `S <queue> <first> <last>`: about to publish ids first..last;
+ * - `P <queue> <id> [key]`: the publish resolved;
+ * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset).
+ */
+export type WorkerLine = string;
+
+/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
