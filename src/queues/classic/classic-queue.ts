@@ -182,6 +182,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** The queue's validated arguments. */
   readonly arguments: ClassicArguments;
 
+  /** @internal */
   protected readonly store: ReadyStore;
   protected readonly clock: Clock;
   readonly #storage: StorageAdapter;
@@ -218,6 +219,7 @@ export class ClassicQueue implements AsyncDisposable {
   #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
 
+  /** @internal Built by the queue kinds' `open()`. */
   protected constructor(init: ClassicQueueInit) {
     this.name = init.name;
     this.arguments = init.arguments;
