@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Broker, fsStorage, MqliteError } from '../src/index.js';
+import { Broker, fsStorage, MqliteError } from 'mqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'mqlite-config-'));
 const config = join(dir, 'mqlite.json');

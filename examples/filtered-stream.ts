@@ -5,8 +5,8 @@
  *
  * Run: `npx tsx examples/filtered-stream.ts`
  */
-import type { FieldTable } from '../src/message/types.js';
-import { StreamQueue } from '../src/queues/stream/stream-queue.js';
+import type { FieldTable } from 'mqlite';
+import { StreamQueue } from 'mqlite';
 
 const stream = await StreamQueue.open({ name: 'sightings' });
 

@@ -4,7 +4,7 @@
  *
  * Run: npx tsx examples/job-queue.ts
  */
-import { PriorityQueue, Queue } from '../src/queues/priority-queue.js';
+import { PriorityQueue, Queue } from 'mqlite';
 
 const dead = await Queue.open({ name: 'jobs.dead' });
 const jobs = await PriorityQueue.open({

@@ -2,8 +2,8 @@
  * Time-based rules on a manual clock, the way a test suite exercises them without sleeping:
  * message TTL with dead-lettering, queue expiry, and stream retention by age.
  */
-import { Broker } from '../src/index.js';
-import { ManualClock } from '../src/testing/index.js';
+import { Broker } from 'mqlite';
+import { ManualClock } from 'mqlite/testing';
 
 const clock = new ManualClock();
 const broker = await Broker.open({ clock });

@@ -7,7 +7,7 @@
  * Run: npx tsx examples/migration.ts
  */
 import { AMQPSession, type AMQPSessionLike } from '@cloudamqp/amqp-client';
-import { Broker } from '../src/broker.js';
+import { Broker } from 'mqlite';
 
 // ---- The application module: knows only AMQPSessionLike -------------------------------------
 

@@ -10,7 +10,7 @@
  * Run: `npx tsx examples/price-ticker.ts`
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LastValueQueue, type Message } from '../src/index.js';
+import { LastValueQueue, type Message } from 'mqlite';
 
 interface Quote {
   symbol: string;

@@ -2,7 +2,7 @@
  * The three queue kinds on the embedded memory default: a stream read by two independent
  * consumers, a priority queue, and a last-value queue. `npm start` runs this file.
  */
-import { Broker, type Message } from '../src/index.js';
+import { Broker, type Message } from 'mqlite';
 
 const broker = await Broker.open();
 

@@ -7,9 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Message } from '../src/message/message.js';
-import { StreamQueue } from '../src/queues/stream/stream-queue.js';
-import { fsStorage } from '../src/storage/fs/index.js';
+import type { Message } from 'mqlite';
+import { fsStorage, StreamQueue } from 'mqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'mqlite-stream-replay-'));
 

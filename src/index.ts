@@ -14,6 +14,7 @@ export {
   type BrokerOptions,
   type BrokerQueue,
   type BrokerStats,
+  type DamagedQueue,
   type DeleteQueueOptions,
   type ExchangeOptions,
   type ExchangePublishOptions,

@@ -151,6 +151,7 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
   #previous: Message | undefined;
   #cancelListeners: (() => void)[] = [];
 
+  /** @internal Built by a queue's `subscribe()`. */
   constructor(
     host: ConsumerHost<E>,
     queueName: string,

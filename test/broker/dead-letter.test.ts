@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { Broker } from '../../src/broker.js';
 import type { Queue } from '../../src/queues/priority-queue.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -104,3 +104,25 @@ describe('dead-letter order', () => {
 function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+test('a message that expired while its dead letter is being stored is never delivered', async () => {
+  const clock = new ManualClock();
+  await using broker = await Broker.open({ clock });
+  const dlq = await broker.queue('dlq');
+  const work = await broker.queue('work', {
+    arguments: {
+      'x-message-ttl': 1000,
+      'x-max-length': 1,
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': 'dlq',
+    },
+  });
+  await work.publish('pushed out');
+  await work.publish('expires');
+  clock.advance(1000);
+  await work.publish('fresh');
+  expect((await work.get())?.bodyString()).toBe('fresh');
+  const dead: string[] = [];
+  for (let m = await dlq.get(); m; m = await dlq.get()) dead.push(m.bodyString());
+  expect(dead).toEqual(['pushed out', 'expires']);
+});

@@ -9,7 +9,25 @@ import { faultyIo, testRecordCodec } from '../../src/testing/index.js';
 
 const writer = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-crash-'));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+/** Writers not yet reaped: a test that fails or times out must not leave one writing into root. */
+const running = new Set<ChildProcess>();
+afterAll(async () => {
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise((resolve) => {
+          child.once('close', resolve);
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+});
+/**
+ * Each run starts a process through the tsx loader, which on a loaded machine takes seconds: the
+ * limit is for a hung writer, not a speed check.
+ */
+const CRASH_TEST_TIMEOUT = 180_000;
 
 /** Same as the writer's: the content expected at each offset. */
 const recordFor = (offset: number) => `r-${offset}-${'x'.repeat(offset % 61)}`;
@@ -23,6 +41,7 @@ function runAndKill(dir: string, policy: string): Promise<number> {
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, dir, policy], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
     let confirmed = 0;
     let pending = '';
     let stderr = '';
@@ -45,6 +64,7 @@ function runAndKill(dir: string, policy: string): Promise<number> {
       // Lines written before the kill may still sit in the pipe: 'close' delivers them.
     });
     child.on('close', () => {
+      running.delete(child);
       for (const line of pending.split('\n'))
         if (line) confirmed = Math.max(confirmed, Number(line));
       resolve(confirmed);
@@ -80,15 +100,19 @@ describe('fs storage survives SIGKILL', () => {
     ['always', 5],
     ['interval', 4],
   ] as const) {
-    test.concurrent(`every append whose sync resolved is there once and in order (fsync ${policy})`, async () => {
-      const dir = path.join(root, policy);
-      let stored = 0;
-      for (let i = 0; i < kills; i++) {
-        const confirmed = await runAndKill(dir, policy);
-        expect(confirmed).toBeGreaterThan(0);
-        stored = await check(dir, Math.max(confirmed, stored));
-      }
-      expect(stored).toBeGreaterThan(0);
-    });
+    test.concurrent(
+      `every append whose sync resolved is there once and in order (fsync ${policy})`,
+      async () => {
+        const dir = path.join(root, policy);
+        let stored = 0;
+        for (let i = 0; i < kills; i++) {
+          const confirmed = await runAndKill(dir, policy);
+          expect(confirmed).toBeGreaterThan(0);
+          stored = await check(dir, Math.max(confirmed, stored));
+        }
+        expect(stored).toBeGreaterThan(0);
+      },
+      CRASH_TEST_TIMEOUT,
+    );
   }
 });

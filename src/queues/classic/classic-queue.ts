@@ -244,6 +244,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** The queue's validated arguments. */
   readonly arguments: ClassicArguments;
 
+  /** @internal */
   protected readonly store: ReadyStore;
   protected readonly clock: Clock;
   readonly #storage: StorageAdapter;
@@ -288,6 +289,7 @@ export class ClassicQueue implements AsyncDisposable {
   #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
 
+  /** @internal Built by the queue kinds' `open()`. */
   protected constructor(init: ClassicQueueInit) {
     this.name = init.name;
     this.arguments = init.arguments;

@@ -56,6 +56,11 @@ class Level {
   requeued: number[] = [];
   requeuedHead = 0;
   readyCount = 0;
+  /**
+   * Records at or after `front` removed while their deletion waits (a dead letter's copy being
+   * stored): still live in the log, so the cursor and readiness checks pass over them.
+   */
+  readonly removing = new Set<number>();
   /** Highest offset delivered since open, persisted so a reopen can flag redeliveries. */
   delivered: number;
   /** Offsets up to this one had been delivered before the store was opened. */
@@ -73,7 +78,8 @@ class Level {
   peek(): number {
     if (this.requeuedHead < this.requeued.length) return this.requeued[this.requeuedHead]!;
     if (this.head !== 0) return this.head;
-    if (this.cursor.next()) {
+    while (this.cursor.next()) {
+      if (this.removing.has(this.cursor.offset)) continue;
       this.head = this.front = this.cursor.offset;
       this.headRecord = this.cursor.record;
       return this.head;
@@ -111,7 +117,9 @@ class Level {
     if (offset < this.front) return this.requeuedIndex(offset) >= 0;
     // Retained (a reclaimed segment has no timestamps) and not deleted; no record is decoded.
     const log = this.log;
-    return !Number.isNaN(log.timestampOf(offset)) && !log.isDeleted(offset);
+    return (
+      !Number.isNaN(log.timestampOf(offset)) && !log.isDeleted(offset) && !this.removing.has(offset)
+    );
   }
 }
 
@@ -306,7 +314,14 @@ export class LevelStore implements ReadyStore {
     lvl.readyCount--;
     this.#readyCount--;
     this.#readyBytes -= bodyLength(record);
-    deleteRecord(lvl.log, offset, this.deletionsAfter);
+    const after = this.deletionsAfter;
+    deleteRecord(lvl.log, offset, after);
+    if (after !== undefined && offset >= lvl.front) {
+      // Runs after the mark deleteRecord waits to make: the record is then deleted in the log.
+      lvl.removing.add(offset);
+      const done = () => lvl.removing.delete(offset);
+      after.then(done, done);
+    }
   }
 
   purge(): number {
@@ -397,7 +412,7 @@ export class LevelStore implements ReadyStore {
   *#levelReady(lvl: Level): Generator<number, void, undefined> {
     for (let i = lvl.requeuedHead; i < lvl.requeued.length; i++) yield lvl.requeued[i]!;
     const cursor = lvl.log.cursor(lvl.front);
-    while (cursor.next()) yield cursor.offset;
+    while (cursor.next()) if (!lvl.removing.has(cursor.offset)) yield cursor.offset;
   }
 
   #topLevel(): number {

@@ -65,6 +65,7 @@ export class StreamReader implements AsyncIterableIterator<StreamEntry>, Iterabl
   #pending: { resolve(r: IteratorResult<StreamEntry>): void; reject(e: unknown): void } | undefined;
   readonly #onAbort = () => this.#abortPending();
 
+  /** @internal Built by `StreamQueue.read()`. */
   constructor(cursor: LogCursor<StoredMessage>, tail: TailWaiters, options: ReadOptions) {
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (

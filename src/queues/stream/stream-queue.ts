@@ -376,7 +376,7 @@ export class StreamQueue implements AsyncDisposable {
   /**
    * Starts a consumer. Stream consumers must acknowledge: `noAck`, `prefetch: 0`, `exclusive`
    * and a consumer `x-priority` fail with 406. Without `prefetch` a window of
-   * {@link DEFAULT_STREAM_PREFETCH} applies. Consumer arguments:
+   * 1000 messages (`DEFAULT_STREAM_PREFETCH`) applies. Consumer arguments:
    * - `x-stream-offset`: where to start (`'first'`, `'last'`, `'next'`, an offset, a negative
    *   count of last messages, or a `Date`);
    * - `x-stream-automatic-offset-tracking`: with an explicit offset, resume from the stored
