@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import type { ParityQueue } from './types.js';
 
 /** How long a poll waits before failing. Generous: CI machines are slow, success is fast. */
-const DEADLINE_MS = 3000;
+const DEADLINE_MS = 15_000;
 const POLL_MS = 5;
 
 /** Resolves after `ms` milliseconds. */

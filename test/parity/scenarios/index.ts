@@ -67,5 +67,7 @@ for (const name of Object.keys(LAVINMQ_DIFFERS)) {
 /** Every parity scenario, in the order they run. */
 export const scenarios: readonly Scenario[] = all.map((scenario) => {
   const differs = LAVINMQ_DIFFERS[scenario.name];
-  return differs === undefined ? scenario : { ...scenario, differsOn: { lavinmq: differs } };
+  return differs === undefined
+    ? scenario
+    : { ...scenario, differsOn: { ...scenario.differsOn, lavinmq: differs } };
 });
