@@ -34,12 +34,15 @@ export async function waitForBroker(url: string, deadlineMs = 30_000): Promise<v
  * Runs `runs` sequences generated from `seed` on the reference broker and mqlite; throws with the
  * shrunk sequence and both traces on a difference.
  */
-export async function checkSeed(seed: number, runs: number, url = referenceUrl): Promise<void> {
+export async function checkSeed(seed: number, runs: number, url = referenceUrl): Promise<number> {
+  let agreed = 0;
   await fc.assert(
     fc.asyncProperty(sequences(), async (sequence) => {
       const result = await compareOn(sequence, () => amqpSide('rabbitmq', url), mqliteSide);
       if (!result.same) throw new Error(`mqlite differs from the broker:\n${result.report}`);
+      agreed++;
     }),
     { seed, numRuns: runs, includeErrorInReport: true },
   );
+  return agreed;
 }
