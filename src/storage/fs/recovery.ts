@@ -110,24 +110,18 @@ function bad(
   why: string,
 ): number {
   if (!tail) throw corruptRecord(seg.file, pos, why);
-  const intact = validRunAfter(io, fd, seg.layout, pos, fileSize);
-  if (intact >= 0) throw corruptRecord(seg.file, pos, why, intact);
-  if (recoveryChannel.hasSubscribers) publishCut(io, fd, seg.file, pos, fileSize, why);
+  // The bytes from the bad run on, read once: searched for intact runs, then counted if cut.
+  const rest = Buffer.allocUnsafe(fileSize - pos);
+  const n = readFully(io, fd, rest, 0, rest.length, pos);
+  const intact = validRunAfter(seg.layout, rest, n);
+  if (intact >= 0) throw corruptRecord(seg.file, pos, why, pos + intact);
+  if (recoveryChannel.hasSubscribers) publishCut(seg.file, pos, rest, n, why);
   seg.fileSize = seg.size = pos;
   return pos;
 }
 
 /** Publishes the torn tail about to be cut on `mqlite:recovery`, with the frames begun in it. */
-function publishCut(
-  io: FsIo,
-  fd: number,
-  file: string,
-  position: number,
-  fileSize: number,
-  reason: string,
-): void {
-  const tail = Buffer.allocUnsafe(fileSize - position);
-  const n = readFully(io, fd, tail, 0, tail.length, position);
+function publishCut(file: string, position: number, tail: Buffer, n: number, reason: string): void {
   let records = 0;
   // By their stated lengths; a partial header, or a length past the end, is the last one.
   for (let at = 0; at < n; records++)
@@ -136,24 +130,16 @@ function publishCut(
     file,
     position,
     records,
-    bytes: fileSize - position,
+    bytes: tail.length,
     reason,
     action: 'cut',
   });
 }
 
-/** Position of the first valid run starting after `pos`, or -1. */
-function validRunAfter(
-  io: FsIo,
-  fd: number,
-  layout: number,
-  pos: number,
-  fileSize: number,
-): number {
-  const rest = Buffer.allocUnsafe(fileSize - pos);
-  const n = readFully(io, fd, rest, 0, rest.length, pos);
+/** Position in `rest` (the `n` bytes read from a bad run on) of the first valid run after it, or -1. */
+function validRunAfter(layout: number, rest: Uint8Array, n: number): number {
   for (let at = 1; at + FRAME_HEADER <= n; at++) {
-    if (checkRun(layout, rest, at, n, n) > 0) return pos + at;
+    if (checkRun(layout, rest, at, n, n) > 0) return at;
   }
   return -1;
 }
