@@ -12,7 +12,7 @@ import {
   type AMQPSessionLike,
   type QueueOptions,
 } from '@cloudamqp/amqp-client';
-import { Broker } from '../src/broker.js';
+import { Broker } from '../src/broker/broker.js';
 import { bestOf, isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 

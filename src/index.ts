@@ -3,11 +3,6 @@
  * Node.js process, on memory or on disk, with no broker.
  */
 
-export type { BrokerConfig, QueueConfig } from './broker/config.js';
-export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
-export type { DeclaredQueue } from './broker/queue-handle.js';
-export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
-export { BrokerSession } from './broker/session.js';
 export {
   Broker,
   type BrokerExchange,
@@ -21,7 +16,12 @@ export {
   type ExchangeRef,
   type QueueBindings,
   type QueueInfo,
-} from './broker.js';
+} from './broker/broker.js';
+export type { BrokerConfig, QueueConfig } from './broker/config.js';
+export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
+export type { DeclaredQueue } from './broker/queue-handle.js';
+export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
+export { BrokerSession } from './broker/session.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export {

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Broker } from '../src/broker.js';
+import { Broker } from '../src/broker/broker.js';
 import { reportError } from '../src/diagnostics.js';
 import { CHANNELS, type DeadLetterEvent, type DropEvent, type ErrorEvent } from '../src/index.js';
 import { PriorityQueue, Queue } from '../src/queues/priority-queue.js';

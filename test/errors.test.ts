@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Broker } from '../src/broker.js';
+import { Broker } from '../src/broker/broker.js';
 import * as errors from '../src/errors.js';
 
 const classes = (Object.values(errors) as unknown[]).filter(

@@ -4,8 +4,9 @@
  * (content.ts) and confirmed once stored; a channel exception closes the channel and leaves the
  * connection be.
  */
+
+import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
-import type { Broker } from '../broker.js';
 import { NoRouteError, QueueFullError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';

@@ -5,8 +5,8 @@
  * receiving while the socket does not drain.
  */
 import type { Socket } from 'node:net';
+import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
-import type { Broker } from '../broker.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import { AmqpChannel, type ChannelHost } from './channel.js';
 import { AmqpException } from './errors.js';

@@ -3,7 +3,7 @@
  * (amqplib, @cloudamqp/amqp-client, rabbitmq-client, other languages) connects to it unchanged.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Broker } from '../broker.js';
+import type { Broker } from '../broker/broker.js';
 import { type Clock, systemClock } from '../clock.js';
 import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
 import { ReplyAddresses } from './reply-to.js';

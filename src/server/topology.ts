@@ -4,10 +4,11 @@
  * are the connection's). An empty queue name means the queue the channel declared last, as AMQP
  * 0-9-1 specifies.
  */
+
+import type { Broker } from '../broker/broker.js';
 import type { BrokerQueue } from '../broker/queue-handle.js';
 import { queueStats } from '../broker/queue-kinds.js';
 import type { BrokerSession } from '../broker/session.js';
-import type { Broker } from '../broker.js';
 import { NotFoundError } from '../errors.js';
 import type { ArgsOf } from './wire/spec.js';
 

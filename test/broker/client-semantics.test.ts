@@ -3,7 +3,7 @@
  * through what stays in the queue once the session they ran in closes (a dropped connection).
  */
 import { describe, expect, it } from 'vitest';
-import { Broker, type BrokerQueue } from '../../src/broker.js';
+import { Broker, type BrokerQueue } from '../../src/broker/broker.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
 import { StreamQueue } from '../../src/queues/stream/stream-queue.js';

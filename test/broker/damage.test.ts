@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { CorruptionError, DataLossError } from '../../src/errors.js';
 import type { Queue } from '../../src/queues/priority-queue.js';
 import type { StreamQueue } from '../../src/queues/stream/stream-queue.js';

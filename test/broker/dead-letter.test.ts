@@ -1,5 +1,5 @@
 import { describe, expect, it, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { Queue } from '../../src/queues/priority-queue.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
 import type { QueueDeclareOptions } from '../../src/broker/declare-options.js';
-import { Broker } from '../../src/broker.js';
 
 async function redeclare(first: QueueDeclareOptions, second: QueueDeclareOptions) {
   await using broker = await Broker.open();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Broker, type BrokerQueue } from '../../src/broker.js';
+import { Broker, type BrokerQueue } from '../../src/broker/broker.js';
 import { NoRouteError, NotFoundError } from '../../src/errors.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { STORAGE_KINDS, TestStorage } from '../support/test-storage.js';

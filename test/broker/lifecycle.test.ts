@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import type { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
 import type { StreamQueue } from '../../src/queues/stream/stream-queue.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { ErrorContext } from '../../src/diagnostics.js';
 import { ClosedError } from '../../src/errors.js';
 import type { Message } from '../../src/message/message.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Broker, type BrokerOptions } from '../../src/broker.js';
+import { Broker, type BrokerOptions } from '../../src/broker/broker.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-open-'));

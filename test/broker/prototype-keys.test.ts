@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { Message } from '../../src/message/message.js';
 import type { FieldValue } from '../../src/message/types.js';
 import { fsStorage } from '../../src/storage/fs/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { Message } from '../../src/message/message.js';
 import { PriorityQueue, type Queue } from '../../src/queues/priority-queue.js';
 

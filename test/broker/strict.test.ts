@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { PreconditionFailedError } from '../../src/errors.js';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';

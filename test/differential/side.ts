@@ -4,7 +4,7 @@
  * queue's counts and a way to let the broker finish what it started.
  */
 import { type AMQPChannel, AMQPClient, AMQPSession } from '@cloudamqp/amqp-client';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { ParitySession } from '../parity/types.js';
 
 /** A queue's counts as a client sees them (a passive declare), or `gone`. */

@@ -7,7 +7,7 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { listen } from '../../src/server/server.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { eventually, expectAmqpError, sleep } from './helpers.js';

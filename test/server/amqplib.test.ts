@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import amqplib, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 
 const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqplib from 'amqplib';
 import { describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { listen } from '../../src/server/server.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { nodeIo } from '../../src/storage/fs/io.js';

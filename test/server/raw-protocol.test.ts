@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 import { Writer } from '../../src/server/wire/bytes.js';
 import { methodFrame, writeContent } from '../../src/server/wire/methods.js';

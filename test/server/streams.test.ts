@@ -1,6 +1,6 @@
 import amqplib from 'amqplib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 
 let broker: Broker;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import { StorageError } from '../../src/errors.js';
 import { type FsStorageOptions, fsStorage } from '../../src/storage/fs/index.js';
 import type { Log, StorageAdapter } from '../../src/storage/types.js';

@@ -11,7 +11,7 @@ import type {
   AMQPSubscriptionLike,
 } from '@cloudamqp/amqp-client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { Broker } from '../../src/broker.js';
+import { Broker } from '../../src/broker/broker.js';
 import type { Message } from '../../src/message/message.js';
 
 describe('the AMQPSessionLike interface of @cloudamqp/amqp-client', () => {

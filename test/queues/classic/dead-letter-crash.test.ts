@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { Broker } from '../../../src/broker.js';
+import { Broker } from '../../../src/broker/broker.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import { ManualClock, simulateCrash } from '../../../src/testing/index.js';
 

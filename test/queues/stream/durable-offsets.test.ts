@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { Broker } from '../../../src/broker.js';
+import { Broker } from '../../../src/broker/broker.js';
 import { DataLossError, OffsetClampedError } from '../../../src/errors.js';
 import type { Message } from '../../../src/message/message.js';
 import { StreamQueue } from '../../../src/queues/stream/stream-queue.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { Broker } from '../../../src/broker.js';
+import { Broker } from '../../../src/broker/broker.js';
 import { DataLossError } from '../../../src/errors.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import { simulateCrash } from '../../../src/testing/index.js';

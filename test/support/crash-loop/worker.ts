@@ -6,7 +6,7 @@
  * Usage: node worker.mjs <dir> <always|interval> <seed> <run>
  */
 import { writeSync } from 'node:fs';
-import { Broker } from '../../../src/broker.js';
+import { Broker } from '../../../src/broker/broker.js';
 import type { Message } from '../../../src/message/message.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import {

@@ -6,45 +6,8 @@
  * `@cloudamqp/amqp-client`, so code written against that interface runs on it unchanged.
  */
 
-import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './broker/config.js';
-import { type DamagedQueue, DamagedQueues } from './broker/damaged-queues.js';
-import { createDeadLetterRouter } from './broker/dead-letter.js';
-import {
-  type Declaration,
-  type QueueDeclareOptions,
-  type QueueKind,
-  resolveDeclaration,
-} from './broker/declare-options.js';
-import { assertEquivalent } from './broker/equivalence.js';
-import {
-  BrokerExchange,
-  type ExchangeHost,
-  type ExchangeOptions,
-  type ExchangePublishOptions,
-} from './broker/exchange-handle.js';
-import { ExchangeShortcuts } from './broker/exchange-shortcuts.js';
-import {
-  asDeclared,
-  attachBindings,
-  type BrokerQueue,
-  type DeclaredQueue,
-  type DeletedQueueRoutes,
-  type DeleteQueueOptions,
-  type QueueBinder,
-  redirectDeleted,
-} from './broker/queue-handle.js';
-import { type AnyQueue, KINDS, type QueueStats, queueStats } from './broker/queue-kinds.js';
-import { checkQueueName } from './broker/queue-name.js';
-import {
-  BROKER_NAMESPACE,
-  BrokerRegistry,
-  loadOwnDeclaration,
-  type StoredQueue,
-  saveOwnDeclaration,
-} from './broker/registry.js';
-import { BrokerSession, type SessionHost } from './broker/session.js';
-import { type Clock, systemClock } from './clock.js';
-import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from './diagnostics.js';
+import { type Clock, systemClock } from '../clock.js';
+import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from '../diagnostics.js';
 import {
   assertOpen,
   ClosedError,
@@ -55,17 +18,54 @@ import {
   NotFoundError,
   PreconditionFailedError,
   ResourceLockedError,
-} from './errors.js';
-import { Exchanges } from './exchanges/registry.js';
-import type { ExchangeDeclareOptions, ExchangeInfo } from './exchanges/types.js';
-import { checkGeoHeaders } from './filters/index.js';
-import { normalizeMessage } from './message/normalize.js';
-import type { FieldTable, PublishBody } from './message/types.js';
-import type { DeadLetterRouter } from './queues/classic/dead-letter.js';
-import type { Subscription } from './queues/consumer.js';
-import { refuseUnknownArguments } from './queues/unknown-names.js';
-import { memoryStorage } from './storage/memory.js';
-import type { Namespace, StorageAdapter } from './storage/types.js';
+} from '../errors.js';
+import { Exchanges } from '../exchanges/registry.js';
+import type { ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
+import { checkGeoHeaders } from '../filters/index.js';
+import { normalizeMessage } from '../message/normalize.js';
+import type { FieldTable, PublishBody } from '../message/types.js';
+import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
+import type { Subscription } from '../queues/consumer.js';
+import { refuseUnknownArguments } from '../queues/unknown-names.js';
+import { memoryStorage } from '../storage/memory.js';
+import type { Namespace, StorageAdapter } from '../storage/types.js';
+import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './config.js';
+import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
+import { createDeadLetterRouter } from './dead-letter.js';
+import {
+  type Declaration,
+  type QueueDeclareOptions,
+  type QueueKind,
+  resolveDeclaration,
+} from './declare-options.js';
+import { assertEquivalent } from './equivalence.js';
+import {
+  BrokerExchange,
+  type ExchangeHost,
+  type ExchangeOptions,
+  type ExchangePublishOptions,
+} from './exchange-handle.js';
+import { ExchangeShortcuts } from './exchange-shortcuts.js';
+import {
+  asDeclared,
+  attachBindings,
+  type BrokerQueue,
+  type DeclaredQueue,
+  type DeletedQueueRoutes,
+  type DeleteQueueOptions,
+  type QueueBinder,
+  redirectDeleted,
+} from './queue-handle.js';
+import { type AnyQueue, KINDS, type QueueStats, queueStats } from './queue-kinds.js';
+import { checkQueueName } from './queue-name.js';
+import {
+  BROKER_NAMESPACE,
+  BrokerRegistry,
+  loadOwnDeclaration,
+  type StoredQueue,
+  saveOwnDeclaration,
+} from './registry.js';
+import { BrokerSession, type SessionHost } from './session.js';
 
 /** Options of `Broker.open()`. */
 export interface BrokerOptions {
@@ -100,18 +100,18 @@ export interface BrokerOptions {
   strict?: boolean;
 }
 
-export type { DamagedQueue } from './broker/damaged-queues.js';
+export type { DamagedQueue } from './damaged-queues.js';
 export type {
   BrokerExchange,
   ExchangeOptions,
   ExchangePublishOptions,
-} from './broker/exchange-handle.js';
+} from './exchange-handle.js';
 export type {
   BrokerQueue,
   DeleteQueueOptions,
   ExchangeRef,
   QueueBindings,
-} from './broker/queue-handle.js';
+} from './queue-handle.js';
 
 /** Counters of the broker, as RabbitMQ's global metrics name them. */
 export interface BrokerStats {
