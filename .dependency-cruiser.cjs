@@ -47,8 +47,15 @@ module.exports = {
       name: 'nothing-below-imports-the-server',
       comment: 'src/server sits on top of the broker; the in-process library never loads it.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/server/' },
+      from: { path: '^src/', pathNot: '^src/(server|cli)/' },
       to: { path: '^src/server/' },
+    },
+    {
+      name: 'nothing-imports-the-command-line',
+      comment: 'src/cli is the top floor: the binary and its commands.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'library-knows-no-tests',

@@ -3,7 +3,7 @@
 // ES module, a CommonJS script and TypeScript projects (node16 and bundler resolution, and a
 // CommonJS one) that import it, then publint and arethetypeswrong.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,11 @@ console.log('ok');`;
     if (printed !== 'ok') throw new Error(`${file} printed ${printed}`);
     console.log(`${file}: ok`);
   }
+  // The binary as npm links it into the consumer's node_modules/.bin.
+  const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const printed = run(path.join(app, 'node_modules', '.bin', 'mqlite'), ['--version'], app).trim();
+  if (printed !== version) throw new Error(`mqlite --version printed ${printed}, not ${version}`);
+  console.log(`mqlite --version: ${printed}`);
 
   process.stdout.write(run(bin('publint'), ['run', '--strict', tarball], root));
   // require() of an ES module is how CommonJS loads mqlite (Node >= 20.19, the engines floor),

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+
+describe('the mqlite binary', () => {
+  it('prints its version', async () => {
+    const { version } = (await import('../../package.json', { with: { type: 'json' } })).default;
+    const run = await runCli(['--version']);
+    expect(run).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it('lists its commands on --help and exits 0', async () => {
+    const run = await runCli(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Usage: mqlite <command>');
+  });
+
+  it('prints the usage on stderr and exits 2 without a command', async () => {
+    const run = await runCli([]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Usage: mqlite <command>');
+  });
+
+  it('names an unknown command and exits 2', async () => {
+    const run = await runCli(['frobnicate']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
