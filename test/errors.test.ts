@@ -54,7 +54,7 @@ describe('errors', () => {
     const section = readme.slice(readme.indexOf('\n## Errors\n'));
     const table = section.slice(0, section.indexOf('\n## ', 1));
     const documented = [...table.matchAll(/^\| `(\w+)`[^|]*\| `(\w+)` \| (\d+) \|$/gm)].map(
-      ([, name, code, replyCode]) => ({ name, code, replyCode: Number(replyCode) }),
+      ([, name, code, replyCode]) => ({ name: String(name), code, replyCode: Number(replyCode) }),
     );
     const exported = Object.entries(api)
       .filter(

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import type { FieldTable } from '../../src/message/types.js';
 import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 
@@ -83,7 +84,7 @@ describe('bad arguments', () => {
     const classic = await broker.queue('classic');
     const stream = await broker.queue('stream', { type: 'stream' });
     const alone = await StreamQueue.open({ name: 'alone' });
-    const publishes: Array<[string, (headers: Record<string, unknown>) => Promise<void>]> = [
+    const publishes: Array<[string, (headers: FieldTable) => Promise<void>]> = [
       ['a classic queue', (headers) => classic.publish('x', { headers })],
       ['a stream', (headers) => stream.publish('x', { headers })],
       [
