@@ -40,6 +40,7 @@ export {
   type ErrorSource,
   type RecoveryEvent,
   type RetentionEvent,
+  type UnroutableEvent,
 } from './diagnostics.js';
 export * from './errors.js';
 export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
