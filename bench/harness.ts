@@ -100,7 +100,7 @@ export function isMain(moduleUrl: string): boolean {
   return process.argv[1] !== undefined && moduleUrl === pathToFileURL(process.argv[1]).href;
 }
 
-/** Prints results as a table. */
+/** Prints results as a table, then the rows of BENCHMARKS.md's lead table they make. */
 export function printResults(results: BenchResult[]): void {
   console.table(
     results.map((r) => ({
@@ -109,6 +109,46 @@ export function printResults(results: BenchResult[]): void {
       note: r.note ?? '',
     })),
   );
+  const rows = targetRows(results);
+  if (rows.length > 0) console.log(`\n${rows.join('\n')}\n`);
+}
+
+/** The heading of BENCHMARKS.md's lead table, whose rows `targetRows` makes. */
+export const TARGET_TABLE_HEAD = [
+  '| figure | target | this run | beside it in the same run | ratio |',
+  '| --- | --- | ---: | --- | ---: |',
+];
+
+/**
+ * One lead table row per target of `results`: the figure, its target, its value, the result it
+ * is compared with and the ratio of the two. Rates and times are both held as ops/s, so the ratio
+ * is the same division for both: a rate over the other's, or the other's time over this one's.
+ */
+export function targetRows(results: BenchResult[]): string[] {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  return results.flatMap((r) =>
+    (r.targets ?? []).map(({ target, beside }) => {
+      const other = beside === undefined ? undefined : byName.get(beside);
+      const peer =
+        beside === undefined ? '—' : `${beside}: ${other ? formatValue(other) : 'not run'}`;
+      const ratio = other ? `${(r.opsPerSec / other.opsPerSec).toPrecision(3)}×` : '—';
+      return `| ${r.name} | ${target} | ${formatValue(r)} | ${peer} | ${ratio} |`;
+    }),
+  );
+}
+
+/** A figure as the lead table shows it: 12.3 M/s, 6.35 ms, 1.50 µs, 40.9 B, 580 KiB. */
+export function formatValue(r: BenchResult): string {
+  if (r.unit === 'bytes') {
+    return r.opsPerSec < 1024
+      ? `${r.opsPerSec.toFixed(1)} B`
+      : `${(r.opsPerSec / 1024).toFixed(0)} KiB`;
+  }
+  if (r.unit === 'time') {
+    const ms = 1000 / r.opsPerSec;
+    return ms >= 0.1 ? `${ms.toPrecision(3)} ms` : `${(ms * 1000).toPrecision(3)} µs`;
+  }
+  return `${formatRate(r.opsPerSec)}/s`;
 }
 
 /** 12345678 → "12.3 M". */

@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: runs every benchmark module in bench/ one after the other, each module (or each
  * section of a module that exports `sections`) in a process of its own, and prints one table per
- * module. With `--write`, it also replaces the generated section
- * of BENCHMARKS.md with these figures, the command and the machine.
+ * module, then the rows of BENCHMARKS.md's lead table (figures with a target). With `--write`, it
+ * also writes both into BENCHMARKS.md: the lead table's rows (keeping its Wire server rows) and
+ * the section of all figures, with the command and the machine.
  *
  * `npm run bench -- stream lvq` runs only the named modules.
  */
@@ -10,7 +11,7 @@ import { fork } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { formatRate, printResults } from './harness.js';
+import { formatRate, printResults, TARGET_TABLE_HEAD, targetRows } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const here = new URL('.', import.meta.url);
@@ -91,10 +92,12 @@ const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} co
 console.log(`machine: ${machine}\n`);
 
 const tables: string[] = [];
+const leadRows: string[] = [];
 for (const name of modules) {
   console.log(`## ${name}`);
   const results = await runEach(name);
   printResults(results);
+  leadRows.push(...targetRows(results));
   tables.push(
     [
       `### ${name}`,
@@ -106,23 +109,36 @@ for (const name of modules) {
   );
 }
 
-if (write) {
-  const file = new URL('../BENCHMARKS.md', here);
-  const start = '<!-- bench:start -->';
-  const end = '<!-- bench:end -->';
-  const text = readFileSync(file, 'utf8');
+console.log(['## BENCHMARKS.md lead table', '', ...TARGET_TABLE_HEAD, ...leadRows, ''].join('\n'));
+
+/** `text` with what lies between the markers `<!-- bench:${name}:start/end -->` replaced. */
+function replaceBetween(text: string, name: string, make: (old: string) => string): string {
+  const start = `<!-- bench:${name}start -->`;
+  const end = `<!-- bench:${name}end -->`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  if (from < 0 || to < from) throw new Error('BENCHMARKS.md has no generated section markers');
-  const generated = [
-    start,
-    '',
-    `Command: \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}.`,
-    `Machine: ${machine}.`,
-    '',
-    ...tables.flatMap((s) => [s, '']),
-    end,
-  ].join('\n');
-  writeFileSync(file, text.slice(0, from) + generated + text.slice(to + end.length));
+  if (from < 0 || to < from) throw new Error(`BENCHMARKS.md has no ${start} ... ${end} markers`);
+  const old = text.slice(from + start.length, to);
+  return `${text.slice(0, from)}${start}\n\n${make(old)}\n\n${end}${text.slice(to + end.length)}`;
+}
+
+if (write) {
+  const file = new URL('../BENCHMARKS.md', here);
+  let text = readFileSync(file, 'utf8');
+  // The wire server's rows come from its own benchmark: kept as they are.
+  const wire = '| **Wire server**';
+  text = replaceBetween(text, 'targets:', (old) => {
+    const kept = old.includes(wire) ? old.slice(old.indexOf(wire)).trim() : `${wire} | | | | |`;
+    return [...TARGET_TABLE_HEAD, ...leadRows, kept].join('\n');
+  });
+  text = replaceBetween(text, '', () =>
+    [
+      `Command: \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}.`,
+      `Machine: ${machine}.`,
+      '',
+      tables.join('\n\n'),
+    ].join('\n'),
+  );
+  writeFileSync(file, text);
   console.log('BENCHMARKS.md updated');
 }

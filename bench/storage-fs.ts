@@ -231,7 +231,7 @@ export async function run(): Promise<BenchResult[]> {
     const viewRead = await bestOf(RECORDS, () => readLog(viewCursor), { rounds: ROUNDS });
     await storage.close();
 
-    const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
+    const sqliteName = 'better-sqlite3 insert (WAL, FULL, tx of 1000)';
     return [
       {
         name: 'raw writeSync + crc32, fsync every 100 ms',
@@ -241,16 +241,17 @@ export async function run(): Promise<BenchResult[]> {
       {
         name: 'fs append, fsync every 100 ms',
         opsPerSec: append,
-        note: `${pct(append, raw)} of raw (target ≥ 70%)${sqlite === undefined ? '' : `, ${(append / sqlite).toFixed(1)}× sqlite (target ≥ 2×)`}`,
+        targets: [
+          { target: '≥ 0.7× raw', beside: 'raw writeSync + crc32, fsync every 100 ms' },
+          { target: '≥ 2× better-sqlite3', beside: sqliteName },
+        ],
       },
-      ...(sqlite === undefined
-        ? []
-        : [{ name: 'better-sqlite3 insert (WAL, FULL, tx of 1000)', opsPerSec: sqlite }]),
+      ...(sqlite === undefined ? [] : [{ name: sqliteName, opsPerSec: sqlite }]),
       { name: 'raw sequential read', opsPerSec: rawReadRate, note: 'page cache hot' },
       {
         name: 'fs cursor read',
         opsPerSec: read,
-        note: `${pct(read, rawReadRate)} of raw (target ≥ 50%)`,
+        targets: [{ target: '≥ 0.5× raw', beside: 'raw sequential read' }],
       },
       {
         name: 'fs cursor read, first after reopen',
@@ -265,7 +266,8 @@ export async function run(): Promise<BenchResult[]> {
       {
         name: 'reopen a 1 M-record log after clean close',
         opsPerSec: 1000 / reopenMs,
-        note: `${reopenMs.toFixed(1)} ms (target < 200 ms)`,
+        unit: 'time',
+        targets: [{ target: '< 200 ms' }],
       },
     ];
   } finally {

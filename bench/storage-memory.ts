@@ -5,10 +5,10 @@
  *
  * Standalone: `npx tsx bench/storage-memory.ts`.
  */
-import { pathToFileURL } from 'node:url';
 import Denque from 'denque';
 import { memoryStorage } from '../src/storage/memory.js';
 import type { RecordCodec } from '../src/storage/types.js';
+import { isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const RECORDS = 1_000_000;
@@ -67,12 +67,12 @@ async function memoryLog(): Promise<BenchResult[]> {
     {
       name: 'memory log append (100 B, batches of 1000)',
       opsPerSec: append,
-      note: `target ≥ ${TARGET_APPEND / 1e6} M/s`,
+      targets: [{ target: `≥ ${TARGET_APPEND / 1e6} M/s`, beside: 'peer: array push' }],
     },
     {
       name: 'memory log cursor read (100 B)',
       opsPerSec: read,
-      note: `target ≥ ${TARGET_READ / 1e6} M/s`,
+      targets: [{ target: `≥ ${TARGET_READ / 1e6} M/s`, beside: 'peer: array iterate' }],
     },
   ];
 }
@@ -121,13 +121,4 @@ export async function run(): Promise<BenchResult[]> {
   return [...(await memoryLog()), ...(await plainArray()), ...(await denque())];
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const results = await run();
-  console.table(
-    results.map((r) => ({
-      benchmark: r.name,
-      'M ops/s': Number((r.opsPerSec / 1e6).toFixed(1)),
-      note: r.note ?? '',
-    })),
-  );
-}
+if (isMain(import.meta.url)) printResults(await run());

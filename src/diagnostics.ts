@@ -51,6 +51,17 @@ export interface DropEvent {
   readonly deadLettered: boolean;
 }
 
+/**
+ * Payload of `mqlite:unroutable`: a publish that no binding (nor an alternate exchange) routed to
+ * a queue, dropped as brokers drop it (not `mandatory`: a mandatory one is refused with 312).
+ */
+export interface UnroutableEvent {
+  /** The exchange it was published to (`''`: the default exchange). */
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly message: StoredMessage;
+}
+
 /** Payload of `mqlite:retention`: a stream dropped segments from its head. */
 export interface RetentionEvent {
   /** The stream. */
@@ -126,6 +137,7 @@ export type ErrorHandler = (error: unknown, context: ErrorContext) => void;
 export const CHANNELS = {
   deadLetter: 'mqlite:dead-letter',
   drop: 'mqlite:drop',
+  unroutable: 'mqlite:unroutable',
   retention: 'mqlite:retention',
   recovery: 'mqlite:recovery',
   error: 'mqlite:error',
@@ -135,6 +147,8 @@ export const CHANNELS = {
 export const deadLetterChannel = channel(CHANNELS.deadLetter);
 /** `mqlite:drop`, carrying {@link DropEvent}. */
 export const dropChannel = channel(CHANNELS.drop);
+/** `mqlite:unroutable`, carrying {@link UnroutableEvent}. */
+export const unroutableChannel = channel(CHANNELS.unroutable);
 /** `mqlite:retention`, carrying {@link RetentionEvent}. */
 export const retentionChannel = channel(CHANNELS.retention);
 /** `mqlite:recovery`, carrying {@link RecoveryEvent}. */

@@ -18,7 +18,11 @@ export {
   type QueueInfo,
 } from './broker/broker.js';
 export type { BrokerConfig, QueueConfig } from './broker/config.js';
-export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
+export type {
+  Declaration as QueueDeclaration,
+  QueueDeclareOptions,
+  QueueKind,
+} from './broker/declare-options.js';
 export type { DeclaredQueue } from './broker/queue-handle.js';
 export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
@@ -36,6 +40,7 @@ export {
   type ErrorSource,
   type RecoveryEvent,
   type RetentionEvent,
+  type UnroutableEvent,
 } from './diagnostics.js';
 export * from './errors.js';
 export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
@@ -47,11 +52,13 @@ export type {
   PublishBody,
   StoredMessage,
 } from './message/types.js';
+export type { ClassicArguments, OverflowMode } from './queues/arguments.js';
 export {
   ClassicQueue,
   type ClassicQueueOptions,
   type ClassicQueueStats,
 } from './queues/classic/classic-queue.js';
+export type { DeadLetterRouter } from './queues/classic/dead-letter.js';
 export {
   type ConsumerCallback,
   type SubscribeParams,
@@ -60,8 +67,14 @@ export {
 export { type BrowseCallback, Browser } from './queues/lvq/browse.js';
 export { LastValueQueue, type LastValueQueueOptions } from './queues/lvq/last-value-queue.js';
 export { PriorityQueue, type PriorityQueueOptions, Queue } from './queues/priority-queue.js';
+export type { MaxAge, MaxAgeUnit, StreamArguments } from './queues/stream/arguments.js';
 export { type ReadOptions, type StreamEntry, StreamReader } from './queues/stream/reader.js';
 export { StreamQueue, type StreamQueueOptions } from './queues/stream/stream-queue.js';
-export { type FsStorageOptions, type FsyncPolicy, fsStorage } from './storage/fs/index.js';
+export {
+  type FsIo,
+  type FsStorageOptions,
+  type FsyncPolicy,
+  fsStorage,
+} from './storage/fs/index.js';
 export { type MemoryStorageOptions, memoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';

@@ -2,7 +2,13 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Broker } from '../src/broker/broker.js';
 import { reportError } from '../src/diagnostics.js';
-import { CHANNELS, type DeadLetterEvent, type DropEvent, type ErrorEvent } from '../src/index.js';
+import {
+  CHANNELS,
+  type DeadLetterEvent,
+  type DropEvent,
+  type ErrorEvent,
+  type UnroutableEvent,
+} from '../src/index.js';
 import { PriorityQueue, Queue } from '../src/queues/priority-queue.js';
 import { StreamQueue } from '../src/queues/stream/stream-queue.js';
 import { ManualClock } from '../src/testing/manual-clock.js';
@@ -29,6 +35,7 @@ describe('diagnostics channels', () => {
     expect(CHANNELS).toEqual({
       deadLetter: 'mqlite:dead-letter',
       drop: 'mqlite:drop',
+      unroutable: 'mqlite:unroutable',
       retention: 'mqlite:retention',
       recovery: 'mqlite:recovery',
       error: 'mqlite:error',
@@ -94,6 +101,29 @@ describe('diagnostics channels', () => {
     // Standalone, a queue has no router: nothing is dead-lettered.
     expect(deadLetters).toEqual([]);
     await q.close();
+  });
+
+  it('mqlite:unroutable: a publish no binding or alternate exchange took, unless mandatory', async () => {
+    const unroutable = collect<UnroutableEvent>(CHANNELS.unroutable);
+    await using broker = await Broker.open();
+    const caught = await broker.queue('caught');
+    await broker.exchange('ae', 'fanout');
+    await broker.exchange('orders', 'direct');
+    await broker.exchange('with-ae', 'direct', { arguments: { 'alternate-exchange': 'ae' } });
+    await caught.bind('ae');
+    await broker.publish('', 'to no queue', { routingKey: 'missing' });
+    await broker.publish('orders', 'no binding', { routingKey: 'eu' });
+    await broker.publish('with-ae', 'taken by the alternate exchange', { routingKey: 'eu' });
+    const mandatory = broker.publish('orders', 'returned', { routingKey: 'eu', mandatory: true });
+    await expect(mandatory).rejects.toMatchObject({ replyCode: 312 });
+    expect(
+      unroutable.map((e) => [e.exchange, e.routingKey, new TextDecoder().decode(e.message.body)]),
+    ).toEqual([
+      ['', 'missing', 'to no queue'],
+      ['orders', 'eu', 'no binding'],
+    ]);
+    expect(broker.stats().unroutableDropped).toBe(2);
+    expect(caught.messageCount).toBe(1);
   });
 
   it('mqlite:dead-letter: a message a consumer rejected', async () => {

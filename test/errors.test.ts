@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Broker } from '../src/broker/broker.js';
 import * as errors from '../src/errors.js';
+import * as api from '../src/index.js';
 
 const classes = (Object.values(errors) as unknown[]).filter(
   (value): value is new (detail: string) => errors.MqliteError =>
@@ -45,5 +47,26 @@ describe('errors', () => {
       (error: unknown) => error,
     );
     expect(reserved).toBeInstanceOf(errors.AccessRefusedError);
+  });
+
+  it("lists every exported error class in README's table, with its code and reply code", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Errors\n'));
+    const table = section.slice(0, section.indexOf('\n## ', 1));
+    const documented = [...table.matchAll(/^\| `(\w+)`[^|]*\| `(\w+)` \| (\d+) \|$/gm)].map(
+      ([, name, code, replyCode]) => ({ name: String(name), code, replyCode: Number(replyCode) }),
+    );
+    const exported = Object.entries(api)
+      .filter(
+        ([, value]) => typeof value === 'function' && value.prototype instanceof errors.MqliteError,
+      )
+      .map(([name, Class]) => {
+        // Every constructor sets the code and reply code whatever its arguments say.
+        const error = new (Class as new (detail: string) => errors.MqliteError)('x');
+        return { name, code: error.code, replyCode: error.replyCode };
+      });
+    expect(exported.length).toBeGreaterThanOrEqual(17);
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    expect(documented.sort(byName)).toEqual(exported.sort(byName));
   });
 });

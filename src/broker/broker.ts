@@ -7,7 +7,14 @@
  */
 
 import { type Clock, systemClock } from '../clock.js';
-import { type ErrorHandler, type ErrorSource, reportError, warnOnError } from '../diagnostics.js';
+import {
+  type ErrorHandler,
+  type ErrorSource,
+  reportError,
+  type UnroutableEvent,
+  unroutableChannel,
+  warnOnError,
+} from '../diagnostics.js';
 import {
   assertOpen,
   ClosedError,
@@ -767,6 +774,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
           );
         }
         this.#unroutableDropped++;
+        if (unroutableChannel.hasSubscribers) {
+          unroutableChannel.publish({ exchange, routingKey, message } satisfies UnroutableEvent);
+        }
         return Promise.resolve();
       }
       // Bindings go with their queue (see #forget), so every target is a live or damaged entry.

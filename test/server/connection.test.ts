@@ -12,7 +12,7 @@ import { RawClient } from './raw-client.js';
 
 /** Polls `read` until it holds, with a generous deadline. */
 async function until(read: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
+  const end = Date.now() + 15_000;
   while (!read()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
