@@ -29,6 +29,7 @@ import { overlayIo } from './overlay-io.js';
 export type { FsyncPolicy } from './durability.js';
 export type { FsIo } from './io.js';
 export { nodeIo } from './io.js';
+export { lockHolder } from './lock.js';
 
 /** Options of {@link fsStorage}. */
 export interface FsStorageOptions {

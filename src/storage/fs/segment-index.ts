@@ -70,7 +70,6 @@ export function writeSegmentIndex(io: FsIo, seg: Segment): void {
 export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): number {
   const buf = readFile(io, seg.indexFile);
   if (!buf || indexState(buf, seg, fileSize) !== 'usable') return -1;
-  const end = buf.length - 4;
   const version = buf.readUInt32LE(4);
   const covered = buf.readDoubleLE(24);
   const sparse = buf.readUInt32LE(20) === 1;
