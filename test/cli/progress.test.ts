@@ -59,7 +59,8 @@ describe('the progress bar', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(code).toBe(1);
     expect(drawn()).toMatch(/^\r\[[#-]{30}\] 0 B \/ 2\.6 KiB {2}/);
-    expect(drawn()).toMatch(/\r\[#{30}\] 2\.6 KiB \/ 2\.6 KiB {2}.*\r\x1b\[K$/);
+    expect(drawn()).toMatch(/\r\[#{30}\] 2\.6 KiB \/ 2\.6 KiB {2}/);
+    expect(drawn().endsWith('\r\x1b[K')).toBe(true);
   });
 
   it('draws nothing when stderr is not a terminal', async () => {
