@@ -10,7 +10,7 @@ import { lvqKey } from '../queues/lvq/key.js';
 import { storedOffsets } from '../queues/stream/tracking.js';
 import { segmentFiles } from '../storage/fs/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
-import { detailOf, formatBytes, jsonOf, writeJson } from './render.js';
+import { counted, detailOf, formatBytes, jsonOf, writeJson } from './render.js';
 import {
   logsOf,
   messageOf,
@@ -162,7 +162,7 @@ function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueRep
         `    log ${log.name}: ${log.messages} messages, ${formatBytes(log.bytes)}, ${range}`,
       );
       for (const seg of log.segments) {
-        const records = `${seg.records} records${seg.deleted > 0 ? ` (${seg.deleted} deleted)` : ''}`;
+        const records = `${counted(seg.records, 'record')}${seg.deleted > 0 ? ` (${seg.deleted} deleted)` : ''}`;
         out.push(
           `      ${path.relative(stored.dir, seg.file)}  ${formatBytes(seg.fileBytes)}  ${records}`,
         );

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { lockHolder } from '../storage/fs/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
-import { jsonOf, textOrHex, writeJson } from './render.js';
+import { counted, jsonOf, textOrHex, writeJson } from './render.js';
 import { logsOf, messageOf, readStoredDirectory, type StoredRecord } from './stored-directory.js';
 
 const USAGE = `Usage: mqlite peek <dir> <queue> [--from first|N] [--limit 10] [--json]
@@ -75,7 +75,7 @@ function parseOptions(args: readonly string[]) {
 }
 
 function printText(io: CliIo, queue: string, total: number, messages: readonly Peeked[]): void {
-  const out = [`${queue}: ${total} messages, ${messages.length} shown`];
+  const out = [`${queue}: ${counted(total, 'message')}, ${messages.length} shown`];
   for (const m of messages) {
     out.push('', `#${m.offset}  ${m.log}  stored ${m.stored}`);
     if (m.exchange !== undefined) {

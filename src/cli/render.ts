@@ -13,6 +13,11 @@ export function formatBytes(bytes: number): string {
   return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** `1, 'message'` → `1 message`; `2, 'message'` → `2 messages`. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Bytes as their UTF-8 text when they are valid UTF-8, else as hex. */

@@ -57,7 +57,6 @@ export interface StoredDirectory {
  */
 export async function readStoredDirectory(dir: string): Promise<StoredDirectory> {
   const snapshot = openFsSnapshot(dir);
-  dir = path.resolve(dir);
   const { storage } = snapshot;
   const losses: DataLossError[] = [];
   storage.onDataLoss?.((loss) => losses.push(loss));
@@ -91,7 +90,7 @@ export async function readStoredDirectory(dir: string): Promise<StoredDirectory>
     }
     declared.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return {
-      dir,
+      dir: path.resolve(dir),
       snapshot,
       losses,
       entries: [...declared, ...others],
