@@ -83,9 +83,13 @@ export const verify: Command = {
         onProgress: (done, total) => progress.update(done, total),
         signal: io.signal,
       });
-    } finally {
+    } catch (error) {
       progress.end();
+      if (!io.signal.aborted) throw error;
+      io.stderr.write('mqlite verify: stopped before the end (nothing was changed)\n');
+      return EXIT.failure;
     }
+    progress.end();
     if (values.json) {
       writeJson(io.stdout, {
         dir,

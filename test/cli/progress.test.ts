@@ -7,7 +7,10 @@ import { copyFixture, removeDataDirs } from '../support/data-dirs.js';
 
 afterAll(removeDataDirs);
 
-function terminal(interactive: boolean): { io: CliIo; drawn: () => string } {
+function terminal(
+  interactive: boolean,
+  signal = new AbortController().signal,
+): { io: CliIo; drawn: () => string } {
   const stderr = new PassThrough();
   let text = '';
   stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -18,7 +21,7 @@ function terminal(interactive: boolean): { io: CliIo; drawn: () => string } {
     stderr,
     env: {},
     interactive,
-    signal: new AbortController().signal,
+    signal,
   };
   return { io, drawn: () => text };
 }
@@ -61,6 +64,18 @@ describe('the progress bar', () => {
     expect(drawn()).toMatch(/^\r\[[#-]{30}\] 0 B \/ 2\.6 KiB {2}/);
     expect(drawn()).toMatch(/\r\[#{30}\] 2\.6 KiB \/ 2\.6 KiB {2}/);
     expect(drawn().endsWith('\r\x1b[K')).toBe(true);
+  });
+
+  it('is cleared when mqlite verify is stopped by a signal', async () => {
+    const stop = new AbortController();
+    stop.abort('SIGINT');
+    const { io, drawn } = terminal(true, stop.signal);
+    const code = await verify.run([copyFixture(3)], io);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(code).toBe(1);
+    expect(drawn()).toContain(
+      '\r\x1b[Kmqlite verify: stopped before the end (nothing was changed)\n',
+    );
   });
 
   it('draws nothing when stderr is not a terminal', async () => {
