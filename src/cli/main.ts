@@ -6,7 +6,11 @@ import { createRequire } from 'node:module';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 
 /** Every subcommand by name, loaded on first use. */
-const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {};
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  inspect: () => import('./inspect.js').then((m) => m.inspect),
+  peek: () => import('./peek.js').then((m) => m.peek),
+  verify: () => import('./verify.js').then((m) => m.verify),
+};
 
 async function overview(): Promise<string> {
   const names = Object.keys(COMMANDS);

@@ -9,6 +9,15 @@ export interface ClampedOffset {
   readonly clamped: number;
 }
 
+/** The offsets stored per consumer tag in a stream's metadata, in tag order. */
+export function storedOffsets(meta: MetaStore): { tag: string; offset: number }[] {
+  const out: { tag: string; offset: number }[] = [];
+  for (const [key, value] of meta.entries(KEY_PREFIX)) {
+    if (typeof value === 'number') out.push({ tag: key.slice(KEY_PREFIX.length), offset: value });
+  }
+  return out;
+}
+
 /**
  * Server-side offset tracking: one entry per consumer tag in the stream's metadata space,
  * holding the offset the consumer resumes from. Writes go to the in-memory MetaStore (durable in

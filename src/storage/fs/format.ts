@@ -28,10 +28,12 @@ const NAMESPACE_FILE = '~meta';
  * Checks the format marker of `dir`, writing it if the directory is new and raising it to
  * {@link FORMAT_VERSION} if it is older.
  *
+ * Returns the version the directory was in (that of a new one for a new directory).
+ *
  * @throws FormatVersionError when the directory is of a format version this code does not read.
  * @throws CorruptionError when its marker is garbled, or it holds namespaces without a marker.
  */
-export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
+export function checkFormat(io: FsIo, dir: string, fsync: boolean): number {
   const file = path.join(dir, FORMAT_FILE);
   const stored = readFile(io, file);
   if (stored) {
@@ -47,7 +49,7 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
     }
     // Marked before anything of the new version is written, so older code refuses it from then.
     if (version < FORMAT_VERSION) writeMarker(io, dir, file, fsync);
-    return;
+    return version;
   }
   const data = io
     .readdirSync(dir)
@@ -60,6 +62,7 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): void {
     );
   }
   writeMarker(io, dir, file, fsync);
+  return FORMAT_VERSION;
 }
 
 function writeMarker(io: FsIo, dir: string, file: string, fsync: boolean): void {

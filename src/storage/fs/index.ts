@@ -7,14 +7,15 @@
  * directory: opening takes the `LOCK` file and closing releases it (see lock.ts).
  */
 import path from 'node:path';
-import { ClosedError, type DataLossError } from '../../errors.js';
-import type { Namespace, StorageAdapter, StorageFeatures } from '../types.js';
+import { ClosedError, type DataLossError, StorageError } from '../../errors.js';
+import type { Log, Namespace, SegmentInfo, StorageAdapter, StorageFeatures } from '../types.js';
 import { makeDataDirectory } from './data-dir.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
 import { type FsIo, nodeIo } from './io.js';
 import { withStorageErrors } from './io-errors.js';
-import { lockDirectory } from './lock.js';
+import { lockDirectory, lockHolder } from './lock.js';
+import { FsLog } from './log.js';
 import { encodeName } from './names.js';
 import {
   checkName,
@@ -23,10 +24,12 @@ import {
   type FsSettings,
   listNamedDirs,
 } from './namespace.js';
+import { overlayIo } from './overlay-io.js';
 
 export type { FsyncPolicy } from './durability.js';
 export type { FsIo } from './io.js';
 export { nodeIo } from './io.js';
+export { lockHolder } from './lock.js';
 
 /** Options of {@link fsStorage}. */
 export interface FsStorageOptions {
@@ -78,7 +81,56 @@ export function fsStorage(options: FsStorageOptions): StorageAdapter {
     policy: checkFsyncPolicy(options.fsync ?? 'always'),
     segmentBytes: checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES),
   };
-  return new FsAdapter(path.resolve(options.dir), settings);
+  return new FsAdapter(path.resolve(options.dir), settings, true);
+}
+
+/** A data directory read as a reopen would, changing nothing: see {@link openFsSnapshot}. */
+export interface FsSnapshot {
+  /** The directory's storage, as a reopen finds it; what it writes stays in memory. */
+  readonly storage: StorageAdapter;
+  /** The format version the directory is in (older ones read as the current one). */
+  readonly formatVersion: number;
+  /** The pid of the live process holding the directory's lock when it was opened, if any. */
+  readonly holder: number | undefined;
+}
+
+/**
+ * Opens the data directory `dir` without taking its lock and without changing a byte of it: the
+ * adapter's own recovery runs (torn tails cut, indexes rebuilt, `~meta` read around damage) over
+ * a copy in memory of what it would write, so its logs and metadata read as a reopen would find
+ * them. A process may hold the directory meanwhile (see `holder`): its latest writes may then be
+ * missing or read as a torn tail.
+ *
+ * @throws StorageError when `dir` is not an existing directory.
+ * @throws FormatVersionError, CorruptionError as {@link fsStorage} does.
+ */
+export function openFsSnapshot(dir: string): FsSnapshot {
+  const at = path.resolve(dir);
+  if (!nodeIo.isDirectorySync(at)) {
+    throw new StorageError(`'${dir}' is not a data directory (no such directory)`, { file: at });
+  }
+  const holder = lockHolder(at);
+  const settings = {
+    io: withStorageErrors(overlayIo()),
+    policy: 'never' as const,
+    segmentBytes: DEFAULT_SEGMENT_BYTES,
+  };
+  const storage = new FsAdapter(at, settings, false);
+  return { storage, formatVersion: storage.formatVersion, holder };
+}
+
+/** A segment of an fs log with its file. */
+export interface FsSegmentFile extends SegmentInfo {
+  /** Path of the segment file. */
+  readonly file: string;
+  /** Bytes of the file (after a recovery cut). */
+  readonly fileSize: number;
+}
+
+/** The segments of a log of an fs adapter with their files, oldest first. */
+export function segmentFiles(log: Log<unknown>): FsSegmentFile[] {
+  if (!(log instanceof FsLog)) throw new TypeError('not a log of an fs storage adapter');
+  return log.segments() as FsSegmentFile[];
 }
 
 class FsAdapter implements StorageAdapter {
@@ -93,12 +145,15 @@ class FsAdapter implements StorageAdapter {
   readonly #settings: FsSettings;
   readonly #namespaces = new Map<string, FsNamespace>();
   readonly #unlock: () => void;
+  /** The format version found on open. */
+  readonly formatVersion: number;
   #closed = false;
   /** Losses found before anyone listened, handed to the first listener. */
   readonly #unheard: DataLossError[] = [];
   #listener: ((loss: DataLossError) => void) | undefined;
 
-  constructor(dir: string, settings: Omit<FsSettings, 'report'>) {
+  /** With `lock` false (a snapshot), the directory must exist and its lock is not taken. */
+  constructor(dir: string, settings: Omit<FsSettings, 'report'>, lock: boolean) {
     this.#dir = dir;
     this.#settings = {
       ...settings,
@@ -107,9 +162,9 @@ class FsAdapter implements StorageAdapter {
         else this.#unheard.push(loss);
       },
     };
-    this.#unlock = lockDirectory(makeDataDirectory(dir));
+    this.#unlock = lock ? lockDirectory(makeDataDirectory(dir)) : () => {};
     try {
-      checkFormat(settings.io, dir, settings.policy !== 'never');
+      this.formatVersion = checkFormat(settings.io, dir, settings.policy !== 'never');
     } catch (error) {
       this.#unlock();
       throw error;

@@ -71,6 +71,18 @@ export function lockDirectory(dir: string): () => void {
   };
 }
 
+/**
+ * The pid of the live process holding the lock of `dir`, or undefined when none does (no
+ * `LOCK`, or one left by a process that died). Reads only: for tools that must not take it.
+ * An empty or garbled `LOCK` counts as held (by pid 0), as {@link lockDirectory} refuses it.
+ */
+export function lockHolder(dir: string): number | undefined {
+  const lock = readLock(path.join(dir, LOCK_FILE));
+  if (lock === undefined) return undefined;
+  if (lock.pid === undefined) return 0;
+  return isHeld(lock.pid) || held.has(dir) ? lock.pid : undefined;
+}
+
 function acquire(dir: string, file: string, mine: string): void {
   for (;;) {
     if (tryLink(mine, file)) return;

@@ -67,8 +67,8 @@ const COMPACT_MIN_RECORDS = 64;
  */
 const STALE_MARKS_REWRITE = 16 * 1024;
 
-const OPTIONS_FILE = '~options';
-const MARKS_FILE = '~deleted';
+export const OPTIONS_FILE = '~options';
+export const MARKS_FILE = '~deleted';
 
 /** What a log gets from its namespace. */
 export interface LogContext {
@@ -100,6 +100,25 @@ function tornWrite(file: string, end: number, size: number): DataLossError {
     `cut ${size - end} bytes of an unconfirmed write off the end of ${file} at byte ${end}`,
     { file, position: end, end: size, bytes: size - end },
   );
+}
+
+/**
+ * The segment size a log's `~options` file (`stored`, read from `file`) holds.
+ *
+ * @throws CorruptionError when it is not such JSON.
+ */
+export function parseLogOptions(stored: Buffer, file: string): number {
+  let options: { segmentBytes?: unknown } | null;
+  try {
+    options = JSON.parse(stored.toString('utf8')) as typeof options;
+  } catch (cause) {
+    throw new CorruptionError(`${file} is not JSON`, { cause, file });
+  }
+  const size = options?.segmentBytes;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
+    throw new CorruptionError(`${file} holds no valid segmentBytes`, { file });
+  }
+  return size;
 }
 
 export class FsLog<T> implements Log<T>, FrameSource {
@@ -520,19 +539,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #loadOptions(segmentBytes: number): number {
     const file = path.join(this.#dir, OPTIONS_FILE);
     const stored = readFile(this.io, file);
-    if (stored) {
-      let options: { segmentBytes?: unknown } | null;
-      try {
-        options = JSON.parse(stored.toString('utf8')) as typeof options;
-      } catch (cause) {
-        throw new CorruptionError(`${file} is not JSON`, { cause, file });
-      }
-      const size = options?.segmentBytes;
-      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
-        throw new CorruptionError(`${file} holds no valid segmentBytes`, { file });
-      }
-      return size;
-    }
+    if (stored) return parseLogOptions(stored, file);
     replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), false);
     return segmentBytes;
   }

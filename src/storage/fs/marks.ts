@@ -15,6 +15,24 @@ import { type FsIo, readFile, replaceFileOpen, writeFully } from './io.js';
 
 const HEAD = 8;
 
+/**
+ * Passes every mark of the marks file `buf` to `apply`, up to the first batch that is cut short
+ * or fails its checksum (a torn write, cut on open); returns where the valid batches end.
+ */
+export function readMarks(buf: Buffer, apply: (offset: number) => void): number {
+  let at = 0;
+  while (at + HEAD <= buf.length) {
+    const count = buf.readUInt32LE(at);
+    const end = at + HEAD + count * 8;
+    if (end > buf.length) break;
+    const body = buf.subarray(at + HEAD, end);
+    if (crc32(body) !== buf.readUInt32LE(at + 4)) break;
+    for (let i = 0; i < count; i++) apply(body.readDoubleLE(i * 8));
+    at = end;
+  }
+  return at;
+}
+
 export class MarksFile {
   readonly #io: FsIo;
   readonly #file: string;
@@ -37,17 +55,10 @@ export class MarksFile {
     this.#io = io;
     this.#file = file;
     const buf = readFile(io, file) ?? Buffer.alloc(0);
-    let at = 0;
-    while (at + HEAD <= buf.length) {
-      const count = buf.readUInt32LE(at);
-      const end = at + HEAD + count * 8;
-      if (end > buf.length) break;
-      const body = buf.subarray(at + HEAD, end);
-      if (crc32(body) !== buf.readUInt32LE(at + 4)) break;
-      for (let i = 0; i < count; i++) apply(body.readDoubleLE(i * 8));
-      this.entries += count;
-      at = end;
-    }
+    const at = readMarks(buf, (offset) => {
+      apply(offset);
+      this.entries++;
+    });
     this.#fd = io.openSync(file, io.existsSync(file) ? 'r+' : 'w+');
     // A torn last batch: cut it so later batches are not hidden behind it.
     if (at !== buf.length) io.ftruncateSync(this.#fd, at);

@@ -137,7 +137,7 @@ function publishCut(file: string, position: number, tail: Buffer, n: number, rea
 }
 
 /** Position in `rest` (the `n` bytes read from a bad run on) of the first valid run after it, or -1. */
-function validRunAfter(layout: number, rest: Uint8Array, n: number): number {
+export function validRunAfter(layout: number, rest: Uint8Array, n: number): number {
   for (let at = 1; at + FRAME_HEADER <= n; at++) {
     if (checkRun(layout, rest, at, n, n) > 0) return at;
   }

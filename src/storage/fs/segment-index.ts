@@ -69,21 +69,13 @@ export function writeSegmentIndex(io: FsIo, seg: Segment): void {
  */
 export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): number {
   const buf = readFile(io, seg.indexFile);
-  if (!buf || buf.length < HEAD + 4) return -1;
-  const end = buf.length - 4;
-  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) return -1;
+  if (!buf || indexState(buf, seg, fileSize) !== 'usable') return -1;
   const version = buf.readUInt32LE(4);
-  if (buf.readUInt32LE(0) !== INDEX_MAGIC || (version !== 1 && version !== 2)) return -1;
-  if (buf.readDoubleLE(8) !== seg.firstOffset || buf.readUInt32LE(16) !== seg.generation) {
-    return -1;
-  }
   const covered = buf.readDoubleLE(24);
-  if (covered > fileSize) return -1;
   const sparse = buf.readUInt32LE(20) === 1;
   const span = buf.readUInt32LE(32);
   const slots = buf.readUInt32LE(36);
   const n = buf.readUInt32LE(40);
-  if (end !== HEAD + tablesSize(version, slots, n, sparse)) return -1;
   let at = HEAD;
   seg.sparseTs = new Float64Array(n);
   at = take(buf, at, seg.sparseTs);
@@ -113,6 +105,32 @@ export function readSegmentIndex(io: FsIo, seg: Segment, fileSize: number): numb
   seg.lastTimestamp = buf.readDoubleLE(72);
   seg.fileSize = seg.size = covered;
   return covered;
+}
+
+/**
+ * What opening makes of the index file `buf` of `seg` (whose file holds `fileSize` bytes):
+ * `usable`; `stale` when it describes another generation or a longer file (a crash or a
+ * compaction cut short: the segment is scanned); `damaged` when it fails its checksum or is not
+ * an index (ignored and rebuilt from the segment, nothing lost).
+ */
+export function indexState(
+  buf: Buffer,
+  seg: Pick<Segment, 'firstOffset' | 'generation'>,
+  fileSize: number,
+): 'usable' | 'stale' | 'damaged' {
+  if (buf.length < HEAD + 4) return 'damaged';
+  const end = buf.length - 4;
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) return 'damaged';
+  const version = buf.readUInt32LE(4);
+  if (buf.readUInt32LE(0) !== INDEX_MAGIC || (version !== 1 && version !== 2)) return 'damaged';
+  const sparse = buf.readUInt32LE(20) === 1;
+  const slots = buf.readUInt32LE(36);
+  const n = buf.readUInt32LE(40);
+  if (end !== HEAD + tablesSize(version, slots, n, sparse)) return 'damaged';
+  if (buf.readDoubleLE(8) !== seg.firstOffset || buf.readUInt32LE(16) !== seg.generation) {
+    return 'stale';
+  }
+  return buf.readDoubleLE(24) > fileSize ? 'stale' : 'usable';
 }
 
 type Table = Uint32Array | Float64Array;

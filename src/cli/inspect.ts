@@ -1,0 +1,233 @@
+/**
+ * `mqlite inspect <dir>`: what a data directory holds, read as a reopen would find it, changing
+ * nothing. It takes no lock, so it also reads a directory a running process holds: it says so,
+ * and what that process wrote last may be missing or show as a torn tail.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { toJsonTable } from '../exchanges/field-values.js';
+import { lvqKey } from '../queues/lvq/key.js';
+import { storedOffsets } from '../queues/stream/tracking.js';
+import { segmentFiles } from '../storage/fs/index.js';
+import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { counted, detailOf, formatBytes, jsonOf, writeJson } from './render.js';
+import {
+  logsOf,
+  messageOf,
+  readStoredDirectory,
+  type StoredDirectory,
+  type StoredEntry,
+} from './stored-directory.js';
+
+const USAGE = `Usage: mqlite inspect <dir> [--json]
+
+Lists the queues and exchanges of a data directory: kind, arguments, message counts and bytes,
+stream consumers' stored offsets, last-value queue key counts, and each log's segment files.
+Reads only: the directory is not locked or changed, and a running server may keep it open.
+
+Options:
+  --json   print one JSON document instead of text
+`;
+
+interface SegmentReport {
+  readonly file: string;
+  readonly fileBytes: number;
+  readonly firstOffset: number;
+  readonly lastOffset: number;
+  readonly records: number;
+  readonly deleted: number;
+}
+
+interface LogReport {
+  readonly name: string;
+  readonly firstOffset: number;
+  readonly nextOffset: number;
+  readonly messages: number;
+  readonly bytes: number;
+  readonly segments: readonly SegmentReport[];
+}
+
+interface QueueReport {
+  readonly name: string;
+  /** Undefined for a namespace no queue declaration describes. */
+  readonly kind: string | undefined;
+  readonly durable?: boolean;
+  readonly exclusive?: boolean;
+  readonly autoDelete?: boolean;
+  readonly arguments?: unknown;
+  readonly messages: number;
+  readonly bytes: number;
+  readonly logs: readonly LogReport[];
+  /** A stream's consumers' stored offsets. */
+  readonly offsets?: readonly { tag: string; offset: number }[];
+  /** A last-value queue's distinct keys. */
+  readonly keys?: number;
+  /** Why a reopen would keep the queue apart (quarantined), when it would. */
+  readonly damaged?: string;
+}
+
+async function reportLog(stored: StoredDirectory, entry: StoredEntry, name: string) {
+  const log = await stored.openLog(entry, name);
+  const report: LogReport = {
+    name,
+    firstOffset: log.firstOffset,
+    nextOffset: log.nextOffset,
+    messages: log.count,
+    bytes: log.bytes,
+    segments: segmentFiles(log).map((seg) => ({
+      file: seg.file,
+      fileBytes: seg.fileSize,
+      firstOffset: seg.firstOffset,
+      lastOffset: seg.lastOffset,
+      records: seg.count,
+      deleted: seg.deletedCount,
+    })),
+  };
+  return { log, report };
+}
+
+async function reportQueue(stored: StoredDirectory, entry: StoredEntry): Promise<QueueReport> {
+  const { declaration } = entry;
+  const logs: LogReport[] = [];
+  let keys: number | undefined;
+  let damaged = entry.error?.message;
+  try {
+    for (const name of await logsOf(entry)) {
+      const { log, report } = await reportLog(stored, entry, name);
+      logs.push(report);
+      if (declaration?.kind === 'lvq' && declaration.lvqKey !== undefined) {
+        const seen = new Set<unknown>();
+        for (const cursor = log.cursor(log.firstOffset); cursor.next(); ) {
+          const header = messageOf(cursor.record)?.properties.headers?.[declaration.lvqKey];
+          const key = header === undefined ? undefined : lvqKey(header);
+          if (key !== undefined) seen.add(key);
+        }
+        keys = seen.size;
+      }
+    }
+  } catch (error) {
+    damaged = (error as Error).message;
+  }
+  const meta = entry.namespace?.meta;
+  return {
+    name: entry.name,
+    kind: declaration?.kind,
+    ...(declaration && {
+      durable: declaration.durable,
+      exclusive: declaration.exclusive,
+      autoDelete: declaration.autoDelete,
+      arguments: jsonOf(toJsonTable(declaration.arguments, true)),
+    }),
+    messages: logs.reduce((sum, log) => sum + log.messages, 0),
+    bytes: logs.reduce((sum, log) => sum + log.bytes, 0),
+    logs,
+    ...(declaration?.kind === 'stream' && meta && { offsets: storedOffsets(meta) }),
+    ...(keys !== undefined && { keys }),
+    ...(damaged !== undefined && { damaged }),
+  };
+}
+
+function holderText(holder: number | undefined): string {
+  if (holder === undefined) return 'not in use';
+  if (holder === 0) return 'locked by a LOCK file that names no process';
+  return `held by pid ${holder}: its latest writes may not show`;
+}
+
+function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueReport[]): void {
+  const out: string[] = [];
+  const { formatVersion, holder } = stored.snapshot;
+  out.push(`Data directory ${stored.dir} (format ${formatVersion}, ${holderText(holder)})`, '');
+  const declared = queues.filter((q) => q.kind !== undefined);
+  const others = queues.filter((q) => q.kind === undefined);
+  const describe = (q: QueueReport) => {
+    const flags = [
+      q.durable && 'durable',
+      q.exclusive && 'exclusive',
+      q.autoDelete && 'auto-delete',
+    ];
+    const kind = q.kind === undefined ? '' : `  ${[q.kind, ...flags.filter(Boolean)].join(', ')}`;
+    out.push(`  ${q.name}${kind}`);
+    const args = JSON.stringify(q.arguments ?? {});
+    if (args !== '{}') out.push(`    arguments  ${args}`);
+    out.push(`    messages   ${q.messages} (${formatBytes(q.bytes)})`);
+    if (q.keys !== undefined) out.push(`    keys       ${q.keys}`);
+    for (const { tag, offset } of q.offsets ?? []) out.push(`    offset     ${tag}: ${offset}`);
+    if (q.damaged) out.push(`    DAMAGED    ${q.damaged} (a reopen keeps the queue apart)`);
+    for (const log of q.logs) {
+      const range =
+        log.nextOffset > log.firstOffset
+          ? `offsets ${log.firstOffset}..${log.nextOffset - 1}`
+          : `empty, next offset ${log.nextOffset}`;
+      out.push(
+        `    log ${log.name}: ${log.messages} messages, ${formatBytes(log.bytes)}, ${range}`,
+      );
+      for (const seg of log.segments) {
+        const records = `${counted(seg.records, 'record')}${seg.deleted > 0 ? ` (${seg.deleted} deleted)` : ''}`;
+        out.push(
+          `      ${path.relative(stored.dir, seg.file)}  ${formatBytes(seg.fileBytes)}  ${records}`,
+        );
+      }
+    }
+  };
+  out.push(declared.length > 0 ? 'Queues' : 'Queues: none');
+  declared.forEach(describe);
+  const exchanges = Object.entries(stored.exchanges);
+  out.push('', exchanges.length > 0 ? 'Exchanges' : 'Exchanges: none');
+  for (const [name, exchange] of exchanges) {
+    out.push(`  ${name}  ${exchange.type}${exchange.durable ? ', durable' : ''}`);
+    for (const binding of exchange.bindings) {
+      out.push(`    → ${binding.destination}  routing key '${binding.routingKey}'`);
+    }
+  }
+  if (others.length > 0) {
+    out.push('', 'Namespaces of no declared queue');
+    others.forEach(describe);
+  }
+  if (stored.losses.length > 0) {
+    out.push('', 'A reopen would repair');
+    for (const loss of stored.losses) out.push(`  ${detailOf(loss)}`);
+  }
+  io.stdout.write(`${out.join('\n')}\n`);
+}
+
+export const inspect: Command = {
+  summary: 'list the queues, exchanges, messages and files of a data directory',
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { json: { type: 'boolean', default: false } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (positionals.length !== 1) throw new UsageError('expected one data directory');
+    const stored = await readStoredDirectory(positionals[0]!);
+    try {
+      const queues: QueueReport[] = [];
+      for (const entry of stored.entries) queues.push(await reportQueue(stored, entry));
+      if (values.json) {
+        writeJson(io.stdout, {
+          dir: stored.dir,
+          formatVersion: stored.snapshot.formatVersion,
+          holder: stored.snapshot.holder ?? null,
+          queues: queues.filter((q) => q.kind !== undefined),
+          exchanges: Object.entries(stored.exchanges).map(([name, exchange]) => ({
+            name,
+            ...exchange,
+          })),
+          namespaces: queues.filter((q) => q.kind === undefined),
+          recovery: stored.losses.map((loss) => ({
+            kind: loss.kind,
+            file: loss.file ?? null,
+            position: loss.position ?? null,
+            end: loss.end ?? null,
+            message: detailOf(loss),
+          })),
+        });
+      } else printText(io, stored, queues);
+      return EXIT.ok;
+    } finally {
+      await stored.close();
+    }
+  },
+};

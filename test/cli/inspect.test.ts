@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import {
+  brokerDirectory,
+  copyFixture,
+  FIXTURE_VERSIONS,
+  hashDirectory,
+  removeDataDirs,
+} from '../support/data-dirs.js';
+
+afterAll(removeDataDirs);
+
+describe('mqlite inspect', () => {
+  it('lists every queue kind with its arguments, counts, offsets, keys and segment files', async () => {
+    const dir = await brokerDirectory();
+    const before = hashDirectory(dir);
+    const run = await runCli(['inspect', dir, '--json']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ formatVersion: 3, holder: null, namespaces: [], recovery: [] });
+    const byName = Object.fromEntries(report.queues.map((q: { name: string }) => [q.name, q]));
+    expect(Object.keys(byName)).toEqual(['events', 'jobs', 'prices', 'urgent']);
+    expect(byName.jobs).toMatchObject({ kind: 'classic', durable: true, messages: 3 });
+    expect(byName.urgent).toMatchObject({
+      kind: 'priority',
+      arguments: { 'x-max-priority': 5 },
+      messages: 2,
+    });
+    expect(byName.urgent.logs.map((l: { name: string }) => l.name)).toEqual([
+      'prio.005',
+      'prio.001',
+    ]);
+    expect(byName.events).toMatchObject({
+      kind: 'stream',
+      messages: 5,
+      offsets: [{ tag: 'reader', offset: expect.any(Number) }],
+    });
+    expect(byName.prices).toMatchObject({ kind: 'lvq', messages: 3, keys: 3 });
+    const [segment] = byName.events.logs[0].segments;
+    expect(segment).toMatchObject({ firstOffset: 1, lastOffset: 5, records: 5, deleted: 0 });
+    expect(segment.fileBytes).toBe(fs.statSync(segment.file).size);
+    expect(report.exchanges).toEqual([
+      expect.objectContaining({
+        name: 'orders',
+        type: 'direct',
+        bindings: [expect.objectContaining({ destination: 'jobs', routingKey: 'new' })],
+      }),
+    ]);
+    expect(hashDirectory(dir)).toBe(before);
+  });
+
+  it('prints the same as text', async () => {
+    const dir = await brokerDirectory();
+    const run = await runCli(['inspect', dir]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Data directory ${dir} (format 3, not in use)`);
+    expect(run.stdout).toMatch(/ {2}prices {2}lvq, durable\n.*\n {4}messages {3}3 \(/);
+    expect(run.stdout).toContain('    keys       3');
+    expect(run.stdout).toMatch(/ {4}offset {5}reader: \d+/);
+    expect(run.stdout).toContain(`      ${path.join('events', 'messages', '0000000001.seg')}  `);
+    expect(run.stdout).toContain("  orders  direct, durable\n    → jobs  routing key 'new'");
+  });
+
+  for (const version of FIXTURE_VERSIONS) {
+    it(`reads the format ${version} fixture as a reopen would, changing nothing`, async () => {
+      const dir = copyFixture(version);
+      const before = hashDirectory(dir);
+      const run = await runCli(['inspect', dir, '--json']);
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.formatVersion).toBe(version);
+      const app = report.namespaces.find((n: { name: string }) => n.name === 'app');
+      const events = app.logs.find((l: { name: string }) => l.name === 'events');
+      expect(events).toMatchObject({ firstOffset: 1, nextOffset: 8, messages: 5 });
+      expect(events.segments).toHaveLength(3);
+      // The torn tail a reopen cuts: the record never confirmed is not counted.
+      const torn = app.logs.find((l: { name: string }) => l.name === 'torn');
+      expect(torn).toMatchObject({ nextOffset: 4 });
+      expect(report.recovery).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ kind: 'torn-write', file: expect.stringContaining('torn') }),
+        ]),
+      );
+      expect(hashDirectory(dir)).toBe(before);
+    });
+  }
+
+  it('reads a directory a live process holds, and says which', async () => {
+    const dir = await brokerDirectory();
+    fs.writeFileSync(path.join(dir, 'LOCK'), String(process.pid));
+    const before = hashDirectory(dir);
+    const run = await runCli(['inspect', dir]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`held by pid ${process.pid}`);
+    expect(hashDirectory(dir)).toBe(before);
+  });
+
+  it('fails naming a directory that does not exist', async () => {
+    const run = await runCli(['inspect', '/nonexistent/mqlite-data']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('/nonexistent/mqlite-data');
+  });
+
+  it('exits 2 without a directory', async () => {
+    const run = await runCli(['inspect']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Usage: mqlite inspect');
+  });
+});
