@@ -1,16 +1,25 @@
 /**
- * The limit of a publishing client over loopback: an AMQP server that does the least a client
- * needs. It cuts the stream into frames and decodes each method with mqlite's own wire code
+ * The limit of a client over loopback: an AMQP server that does the least a client needs. It
+ * cuts the stream into frames and decodes each method with mqlite's own wire code
  * (src/server/wire), answers the handshake and the methods a benchmark client sends, counts
  * publishes and drops their content. A queue's message count is the number of publishes since
- * the last purge; in confirm mode, each batch of frames read is acked with one `multiple`.
+ * the last purge; in confirm mode, each batch of frames read is acked with one `multiple`. A
+ * consumer gets that many 100-byte deliveries, encoded as mqlite's server encodes them, within
+ * its prefetch: no queue, no storage.
  */
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { PROTOCOL_HEADER } from '../../src/server/connection.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import { FrameParser } from '../../src/server/wire/frames.js';
-import { FRAME_METHOD, readArgs, writeMethod } from '../../src/server/wire/methods.js';
+import {
+  FRAME_METHOD,
+  readArgs,
+  writeContent,
+  writeMethod,
+} from '../../src/server/wire/methods.js';
 import { methodById } from '../../src/server/wire/spec.js';
+
+const BODY = Buffer.alloc(100, 'x');
 
 export function listenSink(): Promise<Server> {
   let published = 0;
@@ -22,6 +31,26 @@ export function listenSink(): Promise<Server> {
     /** Per channel in confirm mode: publishes numbered so far, and acked so far. */
     const confirming = new Map<number, { seq: number; acked: number }>();
     let header = true;
+    let prefetch = 0;
+    /** The consumer of the connection (one at most), its deliveries sent and acked. */
+    let consumer: { channel: number; tag: string; queue: string } | undefined;
+    let delivered = 0;
+    let acked = 0;
+    const deliver = () => {
+      if (!consumer) return;
+      const { channel, tag, queue } = consumer;
+      while (published > 0 && (prefetch === 0 || delivered - acked < prefetch)) {
+        published--;
+        writeMethod(out, channel, 'basic.deliver', {
+          consumerTag: tag,
+          deliveryTag: ++delivered,
+          redelivered: false,
+          exchange: '',
+          routingKey: queue,
+        });
+        writeContent(out, channel, {}, BODY, 131072);
+      }
+    };
     socket.on('error', () => {});
     socket.on('data', (chunk: Buffer) => {
       if (header) {
@@ -40,6 +69,7 @@ export function listenSink(): Promise<Server> {
         if (type === FRAME_METHOD) onMethod(channel, payload);
         return true;
       });
+      deliver();
       for (const [channel, confirms] of confirming) {
         if (confirms.seq === confirms.acked) continue;
         confirms.acked = confirms.seq;
@@ -95,6 +125,24 @@ export function listenSink(): Promise<Server> {
         case 'queue.purge':
           writeMethod(out, channel, 'queue.purge-ok', { messageCount: published });
           published = 0;
+          return;
+        case 'basic.qos':
+          prefetch = method.args.prefetchCount;
+          writeMethod(out, channel, 'basic.qos-ok', {});
+          return;
+        case 'basic.consume': {
+          const tag = method.args.consumerTag || `sink-${channel}`;
+          consumer = { channel, tag, queue: method.args.queue };
+          delivered = acked = 0;
+          writeMethod(out, channel, 'basic.consume-ok', { consumerTag: tag });
+          return;
+        }
+        case 'basic.ack':
+          acked = method.args.multiple ? method.args.deliveryTag : acked + 1;
+          return;
+        case 'basic.cancel':
+          consumer = undefined;
+          writeMethod(out, channel, 'basic.cancel-ok', { consumerTag: method.args.consumerTag });
           return;
         case 'queue.delete':
           writeMethod(out, channel, 'queue.delete-ok', { messageCount: published });
