@@ -105,8 +105,7 @@ export class AmqpChannel implements ReplyTarget {
       return;
     }
     const { classId, methodId } = method.def;
-    this.#tasks.push({ task: () => this.#dispatch(method), classId, methodId });
-    if (!this.#running) void this.#run();
+    this.#enqueue(() => this.#dispatch(method), classId, methodId);
   }
 
   /** Handles a content header frame. */
@@ -154,18 +153,51 @@ export class AmqpChannel implements ReplyTarget {
 
   // --- the method sequence ----------------------------------------------------------------
 
-  async #run(): Promise<void> {
+  /**
+   * Runs `task` after the ones before it. With none waiting it runs at once: acks and publishes,
+   * which finish synchronously, then cost no queue entry and no promise.
+   */
+  #enqueue(task: Task, classId: number, methodId: number): void {
+    if (this.#running) {
+      this.#tasks.push({ task, classId, methodId });
+      return;
+    }
+    let pending: void | Promise<void>;
+    try {
+      pending = task();
+    } catch (error) {
+      this.#exception(toAmqpException(error), classId, methodId);
+      return;
+    }
+    if (pending instanceof Promise) void this.#run(pending, classId, methodId);
+  }
+
+  /** Waits for `pending`, the task that came first, then runs the queued ones in order. */
+  async #run(pending: Promise<void>, classId: number, methodId: number): Promise<void> {
     this.#running = true;
-    while (this.#tasks.length > 0 && this.#state === 'open') {
-      const { task, classId, methodId } = this.#tasks.shift()!;
+    for (;;) {
       try {
-        const pending = task();
-        if (pending) await pending;
+        await pending;
       } catch (error) {
         this.#exception(toAmqpException(error), classId, methodId);
       }
+      let next: void | Promise<void>;
+      do {
+        if (this.#tasks.length === 0 || this.#state !== 'open') {
+          this.#running = false;
+          return;
+        }
+        const entry = this.#tasks.shift()!;
+        ({ classId, methodId } = entry);
+        next = undefined;
+        try {
+          next = entry.task();
+        } catch (error) {
+          this.#exception(toAmqpException(error), classId, methodId);
+        }
+      } while (!next);
+      pending = next;
     }
-    this.#running = false;
   }
 
   /** Raises an exception caused by this channel's method `classId.methodId`. */
@@ -495,9 +527,7 @@ export class AmqpChannel implements ReplyTarget {
 
   #published(content: Publish): void {
     this.#content.reset();
-    const publish = () => this.#publish(content);
-    this.#tasks.push({ task: () => this.#transacted(publish), classId: 60, methodId: 40 });
-    if (!this.#running) void this.#run();
+    this.#enqueue(() => this.#transacted(() => this.#publish(content)), 60, 40);
   }
 
   /** Runs `task` now, or keeps it for `tx.commit` in a transactional channel. */

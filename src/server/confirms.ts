@@ -10,7 +10,12 @@ export class Confirms {
   #next = 1;
   /** Every sequence number up to this one was sent. */
   #sent = 0;
-  /** Settled, not yet sent: sequence number → acked. */
+  /**
+   * Every sequence number up to this one was acked (sent or not). Publishes settle in order
+   * as a rule, and these need no entry in `#settled`.
+   */
+  #acked = 0;
+  /** Settled out of order, not yet sent: sequence number → acked. */
   readonly #settled = new Map<number, boolean>();
   #flushing = false;
   readonly #send: ConfirmSender;
@@ -31,7 +36,8 @@ export class Confirms {
 
   /** Records the outcome of publish `seq`; sends once the ones before it are settled too. */
   settle(seq: number, acked: boolean): void {
-    this.#settled.set(seq, acked);
+    if (acked && seq === this.#acked + 1) this.#acked = seq;
+    else this.#settled.set(seq, acked);
     if (this.#flushing) return;
     this.#flushing = true;
     // Outcomes settled in the same turn go out as one run.
@@ -40,23 +46,21 @@ export class Confirms {
 
   #flush(): void {
     this.#flushing = false;
-    let runEnd = 0;
-    let runStart = 0;
+    const settled = this.#settled;
     for (;;) {
-      const seq = this.#sent + 1;
-      const acked = this.#settled.get(seq);
-      if (acked === undefined) break;
-      this.#settled.delete(seq);
-      this.#sent = seq;
-      if (acked) {
-        if (runEnd === 0) runStart = seq;
-        runEnd = seq;
-        continue;
+      // The acks in order, then what was settled out of order after them.
+      for (let acked = settled.get(this.#acked + 1); acked; acked = settled.get(this.#acked + 1)) {
+        settled.delete(++this.#acked);
       }
-      if (runEnd !== 0) this.#send('ack', runEnd, runEnd > runStart);
-      runEnd = 0;
+      if (this.#acked > this.#sent) {
+        this.#send('ack', this.#acked, this.#acked > this.#sent + 1);
+        this.#sent = this.#acked;
+      }
+      const seq = this.#sent + 1;
+      if (settled.get(seq) !== false) return;
+      settled.delete(seq);
+      this.#sent = this.#acked = seq;
       this.#send('nack', seq, false);
     }
-    if (runEnd !== 0) this.#send('ack', runEnd, runEnd > runStart);
   }
 }

@@ -91,7 +91,8 @@ export class AmqpConnection implements ChannelHost {
   readonly #parser = new FrameParser(FRAME_MAX);
   readonly #channels = new Map<number, AmqpChannel>();
   #channelMax = CHANNEL_MAX;
-  readonly #out = new Writer(64 * 1024);
+  /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
+  readonly #out = new Writer(4096);
   #flushScheduled = false;
   #publishing = 0;
   #readPaused = false;

@@ -84,7 +84,11 @@ export class ContentAssembly {
     if (this.#received + payload.length > this.#size) {
       throw new AmqpException(501, 'content body frames exceed the size in the content header');
     }
-    this.#chunks.push(Buffer.from(payload));
+    if (payload.length === this.#size) {
+      // The usual one-frame body: the broker copies it when it stores it, so a view of the
+      // bytes read does (a read's buffer is never reused; it lives as long as the publish).
+      this.#chunks.push(payload);
+    } else this.#chunks.push(Buffer.from(payload));
     this.#received += payload.length;
     return this.#received === this.#size ? this.#complete() : undefined;
   }

@@ -56,6 +56,14 @@ export class Reader {
   u64(): bigint {
     return this.buf.readBigUInt64BE(this.#need(8));
   }
+  /**
+   * An unsigned 64-bit number as a JS number, exact up to 2^53: delivery tags, body sizes and
+   * timestamps, without the BigInt allocation of `u64()`.
+   */
+  u64Number(): number {
+    const at = this.#need(8);
+    return this.buf.readUInt32BE(at) * 2 ** 32 + this.buf.readUInt32BE(at + 4);
+  }
   f32(): number {
     return this.buf.readFloatBE(this.#need(4));
   }
@@ -123,6 +131,12 @@ export class Writer {
   u64(v: bigint): void {
     this.ensure(8);
     this.pos = this.buf.writeBigUInt64BE(v, this.pos);
+  }
+  /** A non-negative integer up to 2^53 as an unsigned 64-bit number (see `Reader.u64Number`). */
+  u64Number(v: number): void {
+    this.ensure(8);
+    this.buf.writeUInt32BE(Math.floor(v / 2 ** 32), this.pos);
+    this.pos = this.buf.writeUInt32BE(v >>> 0, this.pos + 4);
   }
   f32(v: number): void {
     this.ensure(4);

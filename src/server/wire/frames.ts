@@ -11,7 +11,11 @@ export class FrameError extends Error {
   override name = 'FrameError';
 }
 
-/** Receives one frame; its payload is valid only during the call. Return false to stop. */
+/**
+ * Receives one frame. Its payload is a view of the bytes pushed (or of a buffer joining them
+ * with the bytes held before), which stay as they are as long as the pusher never writes into a
+ * buffer it pushed: sockets' reads are fresh buffers. Return false to stop.
+ */
 export type FrameHandler = (type: number, channel: number, payload: Buffer) => boolean;
 
 export class FrameParser {

@@ -17,12 +17,21 @@ export const FRAME_END = 0xce;
 /** Bytes of a frame besides its payload: type, channel, size, end marker. */
 export const FRAME_OVERHEAD = 8;
 
+const argLists = new Map<MethodDef, readonly (readonly [string, ArgType])[]>();
+
+/** A method's arguments in wire order, listed once: every frame of it reads the same list. */
+function argList(def: MethodDef): readonly (readonly [string, ArgType])[] {
+  let list = argLists.get(def);
+  if (!list) argLists.set(def, (list = Object.entries(def.args) as [string, ArgType][]));
+  return list;
+}
+
 /** Decodes a method's arguments (the reader is past the class and method ids). */
 export function readArgs(r: Reader, def: MethodDef): Method {
   const args: Record<string, unknown> = {};
   let bits = 0;
   let bit = 8;
-  for (const [name, type] of Object.entries(def.args) as [string, ArgType][]) {
+  for (const [name, type] of argList(def)) {
     if (type === 'bit') {
       if (bit === 8) {
         bits = r.u8();
@@ -46,7 +55,7 @@ function readArg(r: Reader, type: Exclude<ArgType, 'bit'>): unknown {
     case 'long':
       return r.u32();
     case 'longlong':
-      return Number(r.u64());
+      return r.u64Number();
     case 'shortstr':
       return r.shortstr();
     case 'longstr':
@@ -54,7 +63,7 @@ function readArg(r: Reader, type: Exclude<ArgType, 'bit'>): unknown {
     case 'table':
       return readTable(r);
     case 'timestamp':
-      return new Date(Number(r.u64()) * 1000);
+      return new Date(r.u64Number() * 1000);
   }
 }
 
@@ -68,7 +77,7 @@ function writeArgs(w: Writer, def: MethodDef, args: Record<string, unknown>): vo
   w.u16(def.methodId);
   let bitsAt = -1;
   let bit = 8;
-  for (const [name, type] of Object.entries(def.args) as [string, ArgType][]) {
+  for (const [name, type] of argList(def)) {
     const value = args[name];
     if (type === 'bit') {
       if (bit === 8) {
@@ -92,7 +101,7 @@ function writeArgs(w: Writer, def: MethodDef, args: Record<string, unknown>): vo
         w.u32(value as number);
         break;
       case 'longlong':
-        w.u64(BigInt(value as number));
+        w.u64Number(value as number);
         break;
       case 'shortstr':
         w.shortstr(value as string);
@@ -104,7 +113,7 @@ function writeArgs(w: Writer, def: MethodDef, args: Record<string, unknown>): vo
         writeTable(w, value as FieldTable);
         break;
       case 'timestamp':
-        w.u64(BigInt(Math.floor((value as Date).getTime() / 1000)));
+        w.u64Number(Math.max(0, Math.floor((value as Date).getTime() / 1000)));
         break;
     }
   }

@@ -37,8 +37,8 @@ export interface ContentHeader {
 export function readContentHeader(r: Reader): ContentHeader {
   const classId = r.u16();
   r.u16(); // weight, unused
-  const size = r.u64();
-  if (size > BigInt(Number.MAX_SAFE_INTEGER)) throw new WireSyntaxError('body size too large');
+  const size = r.u64Number();
+  if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
   const flags = r.u16();
   if (flags & 1) throw new WireSyntaxError('property flags continuation is not defined for basic');
   const properties: Record<string, unknown> = {};
@@ -49,10 +49,10 @@ export function readContentHeader(r: Reader): ContentHeader {
     if (kind === 'shortstr') value = r.shortstr();
     else if (kind === 'octet') value = r.u8();
     else if (kind === 'table') value = readTable(r);
-    else value = new Date(Number(r.u64()) * 1000);
+    else value = new Date(r.u64Number() * 1000);
     if (name !== 'clusterId') properties[name] = value;
   }
-  return { classId, bodySize: Number(size), properties: properties as MessageProperties };
+  return { classId, bodySize: size, properties: properties as MessageProperties };
 }
 
 /** Writes a basic content header's payload. */
@@ -63,7 +63,7 @@ export function writeContentHeader(
 ): void {
   w.u16(60);
   w.u16(0);
-  w.u64(BigInt(bodySize));
+  w.u64Number(bodySize);
   const flagsAt = w.pos;
   w.u16(0);
   let flags = 0;
@@ -76,7 +76,7 @@ export function writeContentHeader(
     if (kind === 'shortstr') w.shortstr(String(value));
     else if (kind === 'octet') w.u8(Number(value) & 0xff);
     else if (kind === 'table') writeTable(w, value as Record<string, never>);
-    else w.u64(BigInt(Math.max(0, Math.floor((value as Date).getTime() / 1000))));
+    else w.u64Number(Math.max(0, Math.floor((value as Date).getTime() / 1000)));
   }
   w.buf.writeUInt16BE(flags, flagsAt);
 }
