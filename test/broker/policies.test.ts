@@ -9,7 +9,7 @@ import type { StreamQueue } from '../../src/queues/stream/stream-queue.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 
-async function drain(queue: Queue): Promise<string[]> {
+async function drain(queue: Pick<Queue, 'get'>): Promise<string[]> {
   const out: string[] = [];
   for (let m = await queue.get(); m; m = await queue.get()) out.push(m.bodyString() ?? '');
   return out;
@@ -256,8 +256,8 @@ describe('policy and arguments together', () => {
 describe('an alternate-exchange policy', () => {
   it('routes what an exchange cannot route; its own argument wins', async () => {
     await using broker = await Broker.open();
-    const unrouted = (await broker.queue('unrouted')) as Queue;
-    const own = (await broker.queue('own')) as Queue;
+    const unrouted = await broker.queue('unrouted');
+    const own = await broker.queue('own');
     await broker.exchange('ae', 'fanout');
     await broker.exchange('own-ae', 'fanout');
     await unrouted.bind('ae');

@@ -570,7 +570,8 @@ export class ClassicQueue implements AsyncDisposable {
    */
   applyLimits(limits: ClassicArguments): Promise<void> {
     const before = this.#limits;
-    if (this.#closed || classicArgumentsDiff(before, limits) === undefined) return Promise.resolve();
+    if (this.#closed || classicArgumentsDiff(before, limits) === undefined)
+      return Promise.resolve();
     this.#limits = limits;
     this.#queueTtl = this.#limits.messageTtl ?? Number.POSITIVE_INFINITY;
     if (before.expires !== this.#limits.expires) {
