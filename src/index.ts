@@ -14,6 +14,10 @@ export {
   type ExchangeOptions,
   type ExchangePublishOptions,
   type ExchangeRef,
+  type Policy,
+  type PolicyDefinition,
+  type PolicyOptions,
+  type PolicyTarget,
   type QueueBindings,
   type QueueInfo,
 } from './broker/broker.js';
