@@ -142,10 +142,11 @@ export class Policies {
     return this.#match(name, 'queues', (key) => keys.has(key) || EXCHANGE_KEYS.has(key));
   }
 
-  /** The policy that applies to an exchange (the highest priority matching its name). */
+  /**
+   * The policy that applies to an exchange (the highest priority matching its name); the
+   * predeclared `amq.*` exchanges included, as in RabbitMQ.
+   */
   forExchange(name: string): Policy | undefined {
-    // RabbitMQ leaves the predeclared exchanges out of policies, and the default one.
-    if (name === '' || name.startsWith('amq.')) return undefined;
     return this.#match(name, 'exchanges', () => true);
   }
 

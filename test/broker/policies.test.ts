@@ -254,7 +254,7 @@ describe('policy and arguments together', () => {
 });
 
 describe('an alternate-exchange policy', () => {
-  it('routes what an exchange cannot route; its own argument wins', async () => {
+  it('routes what an exchange (amq.* too) cannot route; its own argument wins', async () => {
     await using broker = await Broker.open();
     const unrouted = await broker.queue('unrouted');
     const own = await broker.queue('own');
@@ -265,13 +265,16 @@ describe('an alternate-exchange policy', () => {
     await broker.exchange('orders', 'direct');
     await broker.exchange('invoices', 'direct', { arguments: { 'alternate-exchange': 'own-ae' } });
     await broker.setPolicy('ae', {
-      pattern: '^(orders|invoices)$',
+      pattern: '^(orders|invoices|amq\\.direct|)$',
       applyTo: 'exchanges',
       definition: { 'alternate-exchange': 'ae' },
     });
     await broker.publish('orders', 'lost order', { routingKey: 'nowhere' });
+    await broker.publish('amq.direct', 'lost direct', { routingKey: 'nowhere' });
+    await broker.publish('', 'to no queue', { routingKey: 'nowhere' });
     await broker.publish('invoices', 'lost invoice', { routingKey: 'nowhere' });
-    expect(await drain(unrouted)).toEqual(['lost order']);
+    // The default exchange follows no alternate exchange, as on RabbitMQ.
+    expect(await drain(unrouted)).toEqual(['lost order', 'lost direct']);
     expect(await drain(own)).toEqual(['lost invoice']);
     await broker.clearPolicy('ae');
     await broker.publish('orders', 'dropped', { routingKey: 'nowhere' });
