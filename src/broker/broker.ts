@@ -107,14 +107,12 @@ export type {
   ExchangeOptions,
   ExchangePublishOptions,
 } from './exchange-handle.js';
-export type { Policy, PolicyDefinition, PolicyOptions, PolicyTarget } from './policies.js';
 export type {
   BrokerQueue,
   DeleteQueueOptions,
   ExchangeRef,
   QueueBindings,
 } from './queue-handle.js';
-export type { QueueInfo } from './queue-info.js';
 
 /** Counters of the broker, as RabbitMQ's global metrics name them. */
 export interface BrokerStats {
