@@ -2,19 +2,14 @@
 
 import type { MqliteError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
-import type { Declaration, QueueKind } from './declare-options.js';
+import type { Declaration } from './declare-options.js';
 import { effectiveArguments, type Policies, type Policy } from './policies.js';
 import { KINDS, type QueueStats } from './queue-kinds.js';
 
-/** One queue as `broker.queues()` lists it. */
-export interface QueueInfo extends QueueStats {
-  readonly name: string;
-  readonly kind: QueueKind;
-  readonly durable: boolean;
-  readonly exclusive: boolean;
-  readonly autoDelete: boolean;
-  /** The arguments it was declared with (sugar merged in). */
-  readonly arguments: Readonly<FieldTable>;
+/** One queue as `broker.queues()` lists it: its declaration (`arguments` as declared), and more. */
+export interface QueueInfo
+  extends QueueStats,
+    Pick<Declaration, 'name' | 'kind' | 'durable' | 'exclusive' | 'autoDelete' | 'arguments'> {
   /** The name of the policy that applies to it, if one does. */
   readonly policy?: string;
   /**

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
-import { drain, eventually, publishAll } from '../helpers.js';
+import { drain, publishAll } from '../helpers.js';
 import { POLICY_TARGETS } from '../targets.js';
-import type { ParityContext, ParityQueue, Scenario } from '../types.js';
+import type { ParityQueue, Scenario } from '../types.js';
+import { deadLettered } from './max-length.js';
 
 /** Policies are set with `rabbitmqctl`, which reaches the local RabbitMQ only. */
 const only = {
@@ -17,22 +18,6 @@ function exactly(...queues: ParityQueue[]): string {
 /** Dead-letter arguments to `dlq` through the default exchange. */
 function toQueue(dlq: ParityQueue): Record<string, string> {
   return { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq.name };
-}
-
-/** Reads `dlq` until it held `n` messages; returns `[body, first death reason]` pairs. */
-async function deadLettered(ctx: ParityContext, dlq: ParityQueue, n: number) {
-  const got: [string, unknown][] = [];
-  await eventually(
-    async () => {
-      for (let m = await dlq.get(); m; m = await dlq.get()) {
-        got.push([m.bodyString() ?? '', m.properties.headers?.['x-first-death-reason']]);
-      }
-      return got.length;
-    },
-    (len) => len >= n,
-    `${n} dead-lettered messages on ${ctx.target}`,
-  );
-  return got;
 }
 
 export const policyScenarios: Scenario[] = [
