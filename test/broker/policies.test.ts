@@ -426,4 +426,30 @@ describe('policies on disk', () => {
     expect(await drain(jobs)).toEqual(['2', '3']);
     expect(info(broker, 'jobs')).toMatchObject({ policy: 'limit', arguments: {} });
   });
+
+  it('a damaged policy record is reported and left out; the others apply', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mqlite-policies-'));
+    dirs.push(dir);
+    {
+      await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+      await broker.setPolicy('good', { pattern: '^jobs$', definition: { 'max-length': 1 } });
+    }
+    const storage = fsStorage({ dir });
+    const meta = (await storage.namespace('')).meta;
+    meta.set('policy:bad', { pattern: '(', 'apply-to': 'all', priority: 0, definition: {} });
+    await meta.sync();
+    await storage.close();
+    const errors: unknown[] = [];
+    await using broker = await Broker.open({
+      storage: fsStorage({ dir }),
+      onError: (error) => errors.push(error),
+    });
+    expect(broker.policies().map((p) => p.name)).toEqual(['good']);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'MQLITE_DATA_LOSS',
+        message: expect.stringContaining("stored policy 'bad' is malformed"),
+      }),
+    ]);
+  });
 });
