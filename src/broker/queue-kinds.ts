@@ -126,7 +126,9 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     arguments: LVQ_ARGUMENTS,
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
-    applyArguments: applyClassic,
+    // The declaration's arguments chose this kind: they declare a last-value queue.
+    applyArguments: (queue, args) =>
+      (queue as LastValueQueue).applyLimits(parseLvqDeclaration(args, queue.name)!.classic),
   },
   stream: {
     validate: (d) => {

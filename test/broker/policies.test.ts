@@ -117,6 +117,18 @@ describe('setting a policy', () => {
     await vi.waitFor(() => expect(info(broker, 'idle')).toBeUndefined(), { timeout: 15_000 });
   });
 
+  it('limits a last-value queue and a priority queue alike', async () => {
+    await using broker = await Broker.open();
+    const prices = (await broker.queue('prices', { lvqKey: 'isin' })) as Queue;
+    const tasks = (await broker.queue('tasks', { maxPriority: 5 })) as Queue;
+    for (const isin of ['A', 'B', 'C']) await prices.publish(isin, { headers: { isin } });
+    await tasks.publish('low', { priority: 1 });
+    await tasks.publish('high', { priority: 5 });
+    await broker.setPolicy('one', { pattern: '^(prices|tasks)$', definition: { 'max-length': 1 } });
+    expect(await drain(prices)).toEqual(['C']);
+    expect(await drain(tasks)).toEqual(['low']);
+  });
+
   it('runs retention on a stream with max-age', async () => {
     const clock = new ManualClock();
     await using broker = await Broker.open({ clock });
