@@ -15,7 +15,6 @@ export {
   type ExchangePublishOptions,
   type ExchangeRef,
   type QueueBindings,
-  type QueueInfo,
 } from './broker/broker.js';
 export type { BrokerConfig, QueueConfig } from './broker/config.js';
 export type {
@@ -23,7 +22,15 @@ export type {
   QueueDeclareOptions,
   QueueKind,
 } from './broker/declare-options.js';
+export type {
+  Policy,
+  PolicyDefinition,
+  PolicyKey,
+  PolicyOptions,
+  PolicyTarget,
+} from './broker/policies.js';
 export type { DeclaredQueue } from './broker/queue-handle.js';
+export type { QueueInfo } from './broker/queue-info.js';
 export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
 export type { Clock, TimerHandle } from './clock.js';

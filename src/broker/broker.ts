@@ -20,7 +20,6 @@ import {
   ClosedError,
   CorruptionError,
   DataLossError,
-  type MqliteError,
   NoRouteError,
   NotFoundError,
   PreconditionFailedError,
@@ -36,13 +35,13 @@ import type { Subscription } from '../queues/consumer.js';
 import { refuseUnknownArguments } from '../queues/unknown-names.js';
 import { memoryStorage } from '../storage/memory.js';
 import type { Namespace, StorageAdapter } from '../storage/types.js';
+import { checkStorage } from './check-storage.js';
 import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './config.js';
 import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
 import { createDeadLetterRouter } from './dead-letter.js';
 import {
   type Declaration,
   type QueueDeclareOptions,
-  type QueueKind,
   resolveDeclaration,
 } from './declare-options.js';
 import { assertEquivalent } from './equivalence.js';
@@ -53,6 +52,7 @@ import {
   type ExchangePublishOptions,
 } from './exchange-handle.js';
 import { ExchangeShortcuts } from './exchange-shortcuts.js';
+import { Policies, type Policy, type PolicyOptions } from './policies.js';
 import {
   asDeclared,
   attachBindings,
@@ -63,7 +63,8 @@ import {
   type QueueBinder,
   redirectDeleted,
 } from './queue-handle.js';
-import { type AnyQueue, KINDS, type QueueStats, queueStats } from './queue-kinds.js';
+import { appliedPolicy, NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
+import { type AnyQueue, KINDS, queueStats } from './queue-kinds.js';
 import { checkQueueName } from './queue-name.js';
 import {
   BROKER_NAMESPACE,
@@ -126,22 +127,6 @@ export interface BrokerStats {
   readonly unroutableDropped: number;
   /** `mandatory` messages routed nowhere and refused with 312 NO_ROUTE. */
   readonly unroutableReturned: number;
-}
-
-/** One queue as `broker.queues()` lists it. */
-export interface QueueInfo extends QueueStats {
-  readonly name: string;
-  readonly kind: QueueKind;
-  readonly durable: boolean;
-  readonly exclusive: boolean;
-  readonly autoDelete: boolean;
-  /** The arguments it was declared with (sugar merged in). */
-  readonly arguments: Readonly<FieldTable>;
-  /**
-   * Set when the queue's stored data could not be opened (its statistics are then 0): calls on it
-   * fail with this error until it is deleted. See `broker.damaged()`.
-   */
-  readonly damaged?: MqliteError;
 }
 
 interface Entry {
@@ -221,6 +206,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
   readonly #damaged: DamagedQueues;
+  readonly #policies: Policies;
 
   private constructor(
     storage: StorageAdapter,
@@ -238,8 +224,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#damaged = damaged;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
+    this.#policies = new Policies(this.#registry.loadPolicies((loss) => damaged.report(loss)));
     this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
       vhost: VHOST,
+      alternateExchange: (name) =>
+        this.#policies.forExchange(name)?.definition['alternate-exchange'],
       hasDestination: (queue) => this.#entries.has(queue) || this.#damaged.has(queue),
       onChange: (exchange) => {
         this.#registry.saveExchange(exchange, this.#exchanges.exchangeToJSON(exchange));
@@ -420,10 +409,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   queues(): QueueInfo[] {
     assertOpen(this.closed, 'broker');
     const listed = [...this.#entries.values()].map(({ declaration, queue }) =>
-      queueInfo(declaration, queueStats(queue)),
+      queueInfo(declaration, this.#policies, queueStats(queue)),
     );
-    for (const { declaration, error } of this.#damaged.list()) {
-      if (declaration) listed.push({ ...queueInfo(declaration, NO_STATS), damaged: error });
+    for (const { declaration: d, error } of this.#damaged.list()) {
+      if (d) listed.push({ ...queueInfo(d, this.#policies, NO_STATS), damaged: error });
     }
     return listed.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -439,6 +428,35 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   damaged(): DamagedQueue[] {
     assertOpen(this.closed, 'broker');
     return this.#damaged.list();
+  }
+
+  /**
+   * Sets a policy, or replaces the one of that name: on every queue (or exchange) whose name
+   * `pattern` matches, it sets the limits of its `definition` at once, and on those declared
+   * later. Persisted with the broker's storage. See README "Policies".
+   * @throws TypeError for options of the wrong shape; PreconditionFailedError (406) for an
+   *   invalid pattern, `applyTo`, priority or definition, worded as RabbitMQ words it.
+   */
+  setPolicy(name: string, options: PolicyOptions): Promise<void> {
+    return this.#changePolicies(() => this.#registry.savePolicy(this.#policies.set(name, options)));
+  }
+
+  /**
+   * Removes a policy: the queues it applied to go back to their declared arguments (or to the
+   * next policy that matches).
+   * @throws NotFoundError (404) when there is no such policy.
+   */
+  clearPolicy(name: string): Promise<void> {
+    return this.#changePolicies(() => {
+      this.#policies.clear(name);
+      this.#registry.removePolicy(name);
+    });
+  }
+
+  /** Every policy, in name order, in the shape of a RabbitMQ definitions file's `policies`. */
+  policies(): Policy[] {
+    assertOpen(this.closed, 'broker');
+    return this.#policies.list();
   }
 
   /**
@@ -557,7 +575,26 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
     this.#entries.set(name, entry);
     if (declaration.autoDelete) this.#deleteWhenUnused(entry);
+    await this.#applyPolicy(entry);
     return entry;
+  }
+
+  #applyPolicy({ declaration: d, queue }: Entry): Promise<void> {
+    return KINDS[d.kind].applyArguments(queue, appliedPolicy(this.#policies, d).arguments);
+  }
+
+  /** Changes the policies after the operations under way, applies them to every queue, persists. */
+  #changePolicies(change: () => void): Promise<void> {
+    try {
+      assertOpen(this.closed, 'broker');
+      change();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#serialized(async () => {
+      await Promise.all([...this.#entries.values()].map((entry) => this.#applyPolicy(entry)));
+      await this.#registry.sync();
+    });
   }
 
   /**
@@ -846,43 +883,6 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 }
 
 function ignore(): void {}
-
-const NO_STATS: QueueStats = {
-  messages: 0,
-  messagesReady: 0,
-  messagesUnacknowledged: 0,
-  bytes: 0,
-  consumers: 0,
-};
-
-function queueInfo(d: Declaration, stats: QueueStats): QueueInfo {
-  return {
-    name: d.name,
-    kind: d.kind,
-    durable: d.durable,
-    exclusive: d.exclusive,
-    autoDelete: d.autoDelete,
-    arguments: d.arguments,
-    ...stats,
-  };
-}
-
-const STORAGE_METHODS = ['namespace', 'listNamespaces', 'deleteNamespace', 'close'] as const;
-
-/** Checks that `storage` is a {@link StorageAdapter}, before the broker takes it. */
-function checkStorage(storage: unknown): asserts storage is StorageAdapter {
-  const adapter = storage as Partial<Record<string, unknown>> | null;
-  const missing =
-    typeof storage !== 'object' || storage === null
-      ? undefined
-      : STORAGE_METHODS.find((method) => typeof adapter![method] !== 'function');
-  if (typeof storage !== 'object' || storage === null || missing !== undefined) {
-    const what = typeof storage === 'object' && storage !== null ? 'an object' : typeof storage;
-    throw new TypeError(
-      `Broker option storage must be a storage adapter (fsStorage(), memoryStorage() or a StorageAdapter with ${STORAGE_METHODS.map((m) => `${m}()`).join(', ')}), got ${what}${missing ? ` without ${missing}()` : ''}`,
-    );
-  }
-}
 
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
 function touch(queue: AnyQueue): void {

@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
 import type { DataLossError } from '../errors.js';
+import type { FieldTable } from '../message/types.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
@@ -56,6 +57,32 @@ interface Kind {
   /** The queue arguments this kind acts on (strict mode refuses any other). */
   readonly arguments: readonly string[];
   open(declaration: Declaration, context: KindContext): Promise<AnyQueue>;
+  /** The policy keys this kind acts on: a policy holding any other key does not apply to it. */
+  readonly policyKeys: ReadonlySet<string>;
+  /**
+   * Puts the arguments in force (the declared ones resolved with a policy) into effect on an open
+   * queue of this kind. Resolves once what that dropped is stored.
+   * @throws PreconditionFailedError (406) when they are invalid for the kind.
+   */
+  applyArguments(queue: AnyQueue, args: Readonly<FieldTable>): Promise<void>;
+}
+
+/** The policy keys of classic queues (`delivery-limit` too, as they act on `x-delivery-limit`). */
+const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
+  'message-ttl',
+  'expires',
+  'max-length',
+  'max-length-bytes',
+  'overflow',
+  'dead-letter-exchange',
+  'dead-letter-routing-key',
+  'delivery-limit',
+  'queue-mode',
+]);
+
+function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>): Promise<void> {
+  const classic = queue as Exclude<AnyQueue, StreamQueue>;
+  return classic.applyLimits(parseClassicArguments(args, classic.name));
 }
 
 function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
@@ -80,6 +107,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     },
     arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => Queue.open(classicOptions(d, c)),
+    policyKeys: CLASSIC_POLICY_KEYS,
+    applyArguments: applyClassic,
   },
   priority: {
     validate: (d) => {
@@ -87,6 +116,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     },
     arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
+    policyKeys: CLASSIC_POLICY_KEYS,
+    applyArguments: applyClassic,
   },
   lvq: {
     validate: (d) => {
@@ -94,6 +125,10 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     },
     arguments: LVQ_ARGUMENTS,
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
+    policyKeys: CLASSIC_POLICY_KEYS,
+    // The declaration's arguments chose this kind: they declare a last-value queue.
+    applyArguments: (queue, args) =>
+      (queue as LastValueQueue).applyLimits(parseLvqDeclaration(args, queue.name)!.classic),
   },
   stream: {
     validate: (d) => {
@@ -115,6 +150,11 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         strict: c.strict,
         onDataLoss: c.onDataLoss,
       }),
+    // As RabbitMQ and LavinMQ: retention by age and size; other limits do not apply to streams.
+    policyKeys: new Set(['max-age', 'max-length-bytes']),
+    applyArguments: async (queue, args) => {
+      (queue as StreamQueue).applyLimits(parseStreamArguments({ arguments: args }));
+    },
   },
 };
 

@@ -1,17 +1,20 @@
 /**
  * The broker's own records, kept in a MetaStore of a namespace of its own: one entry per declared
- * queue (`queue:<name>` → its flags and arguments) and one per durable exchange
- * (`exchange:<name>` → its declaration and the bindings whose source it is), so that reopening a
- * broker on the same storage declares every queue and exchange again and finds its messages.
+ * queue (`queue:<name>` → its flags and arguments), one per durable exchange
+ * (`exchange:<name>` → its declaration and the bindings whose source it is) and one per policy
+ * (`policy:<name>`), so that reopening a broker on the same storage declares every queue and
+ * exchange again, finds its messages and applies its policies. Data written before policies
+ * existed simply holds none.
  */
 
 import stableJson from 'fast-json-stable-stringify';
-import { CorruptionError } from '../errors.js';
+import { CorruptionError, DataLossError } from '../errors.js';
 import { fromJsonTable, toJsonTable } from '../exchanges/field-values.js';
 import type { ExchangeRecord, ExchangesSnapshot } from '../exchanges/registry.js';
 import type { JsonValue, MetaStore } from '../storage/types.js';
 import { emptyTable } from '../table.js';
 import { type Declaration, resolveDeclaration } from './declare-options.js';
+import { checkPolicy, type Policy } from './policies.js';
 
 /**
  * Name of the broker's namespace. No queue can be named `''` (an empty name makes the broker
@@ -21,6 +24,7 @@ export const BROKER_NAMESPACE = '';
 
 const QUEUE_PREFIX = 'queue:';
 const EXCHANGE_PREFIX = 'exchange:';
+const POLICY_PREFIX = 'policy:';
 
 /** A queue declaration as stored. */
 interface QueueRecord {
@@ -121,6 +125,45 @@ export class BrokerRegistry {
   saveExchange(name: string, record: ExchangeRecord | undefined): void {
     if (record === undefined) this.#meta.delete(EXCHANGE_PREFIX + name);
     else this.#meta.set(EXCHANGE_PREFIX + name, record as unknown as JsonValue);
+  }
+
+  /**
+   * Every stored policy; a record that cannot be read is left out and passed to `onDamage` (the
+   * policy is then missing, as though cleared, and every other one applies).
+   */
+  loadPolicies(onDamage: (error: DataLossError) => void): Policy[] {
+    const out: Policy[] = [];
+    for (const [key, value] of this.#meta.entries(POLICY_PREFIX)) {
+      const name = key.slice(POLICY_PREFIX.length);
+      const record = value as Partial<Policy> | null;
+      try {
+        out.push(
+          checkPolicy(name, {
+            pattern: record?.pattern as string,
+            applyTo: record?.['apply-to'] as Policy['apply-to'],
+            priority: record?.priority as number,
+            definition: record?.definition as Policy['definition'],
+          }),
+        );
+      } catch (cause) {
+        onDamage(
+          new DataLossError('skipped', `stored policy '${name}' is malformed and was not applied`, {
+            cause,
+          }),
+        );
+      }
+    }
+    return out;
+  }
+
+  /** Records a policy (applied at once, durable after `sync()`). */
+  savePolicy(policy: Policy): void {
+    this.#meta.set(POLICY_PREFIX + policy.name, policy as unknown as JsonValue);
+  }
+
+  /** Forgets a policy. */
+  removePolicy(name: string): void {
+    this.#meta.delete(POLICY_PREFIX + name);
   }
 
   sync(): Promise<void> {

@@ -41,6 +41,11 @@ export interface ExchangesOptions {
    * persist `exchangeToJSON(name)` (which is `undefined` once there is nothing to store).
    */
   onChange?: (exchange: string) => void;
+  /**
+   * The alternate exchange a policy gives an exchange, followed when its own arguments name none
+   * (the argument wins, as in RabbitMQ).
+   */
+  alternateExchange?: (exchange: string) => string | number | undefined;
 }
 
 /** The persisted form of one exchange: its declaration and the bindings whose source it is. */
@@ -106,6 +111,7 @@ export class Exchanges {
   readonly #vhost: string;
   readonly #hasDestination: (destination: string) => boolean;
   readonly #onChange: ((exchange: string) => void) | undefined;
+  readonly #policyAlternate: ExchangesOptions['alternateExchange'];
   readonly #exchanges = new Map<string, ExchangeState>();
   /** destination → source exchange → number of bindings, to unbind a deleted destination fast. */
   readonly #sources = new Map<string, Map<string, number>>();
@@ -115,6 +121,7 @@ export class Exchanges {
     this.#vhost = options.vhost ?? '/';
     this.#hasDestination = options.hasDestination ?? (() => true);
     this.#onChange = options.onChange;
+    this.#policyAlternate = options.alternateExchange;
     this.#create(DEFAULT_EXCHANGE, 'direct', true, false, false, {});
     for (const [name, type] of PREDECLARED) this.#create(name, type, true, false, false, {});
   }
@@ -347,7 +354,7 @@ export class Exchanges {
     while (state) {
       state.router.route(routingKey, headers, out);
       if (out.size > 0) return out;
-      const alternate = state.arguments[ALTERNATE_EXCHANGE];
+      const alternate = state.arguments[ALTERNATE_EXCHANGE] ?? this.#policyAlternate?.(state.name);
       if (typeof alternate !== 'string') return out;
       visited ??= new Set();
       visited.add(state.name);

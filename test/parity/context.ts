@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ParityTarget } from './targets.js';
+import type { ParityTarget, PolicyControl } from './targets.js';
 import type { ParityContext, ParitySession } from './types.js';
 
 /** A scenario's context plus the cleanup the harness runs after it. */
@@ -34,6 +34,16 @@ export function scenarioRun(target: ParityTarget, session: ParitySession): Scena
     streamOffset: (n) => n - 1 + target.firstStreamOffset,
     elapse: (ms) => target.elapse(session, ms),
     expectUnroutable: (publish) => target.expectUnroutable(session, publish),
+    async policy(suffix, options) {
+      const control = policyControl(target);
+      const policyName = name(suffix);
+      undo.push(() => control.clear(session, policyName));
+      await control.set(session, policyName, options);
+      return policyName;
+    },
+    async clearPolicy(policyName) {
+      await policyControl(target).clear(session, policyName);
+    },
     async connection() {
       const other = await target.connect(session);
       connections.push(other);
@@ -54,4 +64,9 @@ export function scenarioRun(target: ParityTarget, session: ParitySession): Scena
       }
     },
   };
+}
+
+function policyControl(target: ParityTarget): PolicyControl {
+  if (!target.policies) throw new Error(`${target.name} cannot set policies`);
+  return target.policies;
 }

@@ -4,10 +4,13 @@
  * `@cloudamqp/amqp-client` (the local RabbitMQ, or whatever `AMQP_URL` names).
  */
 
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import type { PolicyOptions } from '../../src/broker/policies.js';
 import { listen } from '../../src/server/server.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { eventually, expectAmqpError, sleep } from './helpers.js';
@@ -30,6 +33,46 @@ export interface ParityTarget {
   expectUnroutable(session: ParitySession, publish: () => Promise<unknown>): Promise<void>;
   /** See `ParityContext.connection`. */
   connect(session: ParitySession): Promise<ParitySession>;
+  /** Sets and clears policies on the broker behind a session, where the target can. */
+  readonly policies?: PolicyControl;
+}
+
+/** How a target sets policies: `rabbitmqctl` for RabbitMQ, `broker.setPolicy` for mqlite. */
+export interface PolicyControl {
+  set(session: ParitySession, name: string, options: PolicyOptions): Promise<void>;
+  clear(session: ParitySession, name: string): Promise<void>;
+}
+
+/** The targets that set policies (the parity suite's `only` for policy scenarios). */
+export const POLICY_TARGETS = ['mqlite', 'mqlite-wire', 'rabbitmq'];
+
+const run = promisify(execFile);
+
+/** The local RabbitMQ's policies, through `rabbitmqctl` (a slow call: seconds each). */
+const rabbitmqctl: PolicyControl = {
+  async set(_session, name, { pattern, applyTo = 'all', priority = 0, definition }) {
+    await run('rabbitmqctl', [
+      'set_policy',
+      name,
+      pattern,
+      JSON.stringify(definition),
+      '--apply-to',
+      applyTo,
+      '--priority',
+      String(priority),
+    ]);
+  },
+  async clear(_session, name) {
+    await run('rabbitmqctl', ['clear_policy', name]);
+  },
+};
+
+/** The policies of the broker each session was opened on. */
+function brokerPolicies(brokerOf: (session: ParitySession) => Broker): PolicyControl {
+  return {
+    set: (session, name, options) => brokerOf(session).setPolicy(name, options),
+    clear: (session, name) => brokerOf(session).clearPolicy(name),
+  };
 }
 
 /** The broker under `AMQP_URL`, by default the local RabbitMQ the project's machines run. */
@@ -65,6 +108,7 @@ export function amqpBrokerTarget(
       }
     },
     open: () => wire.connect(url),
+    ...(name === 'rabbitmq' && { policies: rabbitmqctl }),
     elapse: (_session, ms) => sleep(ms),
     connect: () => wire.connect(url),
     expectUnroutable: wire.expectUnroutable,
@@ -79,6 +123,7 @@ export function mqliteWireTarget(): ParityTarget {
   const wire = overTheWire();
   const clocks = new WeakMap<ParitySession, ManualClock>();
   const urls = new WeakMap<ParitySession, string>();
+  const brokers = new WeakMap<ParitySession, Broker>();
   return {
     name: 'mqlite-wire',
     firstStreamOffset: 1,
@@ -108,8 +153,14 @@ export function mqliteWireTarget(): ParityTarget {
       };
       clocks.set(session, clock);
       urls.set(session, server.url);
+      brokers.set(session, broker);
       return session;
     },
+    policies: brokerPolicies((session) => {
+      const broker = brokers.get(session);
+      if (!broker) throw new Error('session was not opened by this target');
+      return broker;
+    }),
     async connect(session) {
       const url = urls.get(session);
       if (!url) throw new Error('session was not opened by this target');
@@ -192,6 +243,7 @@ export function mqliteTarget(): ParityTarget {
     async connect(session) {
       return (session as Broker).session() as unknown as ParitySession;
     },
+    policies: brokerPolicies((session) => session as Broker),
     async expectUnroutable(_session, publish) {
       await expectAmqpError(publish(), 312, /^NO_ROUTE - /);
     },

@@ -102,6 +102,21 @@ export interface ParityContext {
    * whose connection goes away; stopped after the scenario if it is still open.
    */
   connection(): Promise<ParitySession>;
+  /**
+   * Sets a policy under a throwaway name (`rabbitmqctl set_policy` on RabbitMQ, `setPolicy` on
+   * mqlite); it is cleared after the scenario, even on failure. Only on `POLICY_TARGETS`.
+   */
+  policy(suffix: string, options: ParityPolicy): Promise<string>;
+  /** Clears a policy `policy()` set. */
+  clearPolicy(name: string): Promise<void>;
+}
+
+/** A policy as `broker.setPolicy()` takes it. */
+export interface ParityPolicy {
+  readonly pattern: string;
+  readonly applyTo?: 'queues' | 'exchanges' | 'all';
+  readonly priority?: number;
+  readonly definition: Readonly<Record<string, string | number>>;
 }
 
 /** One behaviour, written once, run against every target. */

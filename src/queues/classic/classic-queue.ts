@@ -241,7 +241,7 @@ export function checkClassicOptions(
 export class ClassicQueue implements AsyncDisposable {
   /** Queue name. */
   readonly name: string;
-  /** The queue's validated arguments. */
+  /** The queue's validated arguments, as declared. */
   readonly arguments: ClassicArguments;
 
   /** @internal */
@@ -254,8 +254,10 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
-  /** `x-message-ttl`, or Infinity. */
-  readonly #queueTtl: number;
+  /** The limits in force: the declared arguments, or what `applyLimits` set. */
+  #limits: ClassicArguments;
+  /** `x-message-ttl` in force, or Infinity. */
+  #queueTtl: number;
 
   /** Consumers in registration order (the single active consumer is the first). */
   readonly #consumers: Subscription<number>[] = [];
@@ -293,6 +295,7 @@ export class ClassicQueue implements AsyncDisposable {
   protected constructor(init: ClassicQueueInit) {
     this.name = init.name;
     this.arguments = init.arguments;
+    this.#limits = init.arguments;
     this.store = init.store;
     this.clock = init.clock;
     this.#storage = init.storage;
@@ -552,6 +555,33 @@ export class ClassicQueue implements AsyncDisposable {
     this.#touch();
   }
 
+  /** The limits in force: the declared arguments unless `applyLimits` replaced them. */
+  get limits(): ClassicArguments {
+    return this.#limits;
+  }
+
+  /**
+   * Replaces the limits in force while the queue runs (the Broker resolves a policy and the
+   * declared arguments into them). A lower length limit drops the head at once when the overflow
+   * in force until now is `drop-head` (RabbitMQ 3.10 applies a new length limit before a new
+   * overflow mode); a new `x-message-ttl` applies to messages published from now on; a changed
+   * `x-expires` restarts its countdown. `maxPriority` and `singleActiveConsumer` are read from the
+   * declared arguments only. Resolves once what it dropped is stored; a closed queue ignores it.
+   */
+  applyLimits(limits: ClassicArguments): Promise<void> {
+    const before = this.#limits;
+    if (this.#closed || classicArgumentsDiff(before, limits) === undefined)
+      return Promise.resolve();
+    this.#limits = limits;
+    this.#queueTtl = this.#limits.messageTtl ?? Number.POSITIVE_INFINITY;
+    if (before.expires !== this.#limits.expires) {
+      this.#clearExpires();
+      this.#touch();
+    }
+    if (before.overflow === 'drop-head' && this.#limited()) this.#dropHeads();
+    return this.store.sync();
+  }
+
   // ------------------------------------------------------------------------------------------
   // Publishing
 
@@ -585,7 +615,7 @@ export class ClassicQueue implements AsyncDisposable {
 
   #enqueue(message: StoredMessage, borrowed = false): Promise<void> {
     const store = this.store;
-    const args = this.arguments;
+    const args = this.#limits;
     if (args.overflow !== 'drop-head') {
       const reason = this.#overLimit(1, message.body.length);
       if (reason !== undefined) {
@@ -633,12 +663,12 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** Whether the queue has a length limit. */
   #limited(): boolean {
-    return this.arguments.maxLength !== undefined || this.arguments.maxLengthBytes !== undefined;
+    return this.#limits.maxLength !== undefined || this.#limits.maxLengthBytes !== undefined;
   }
 
   /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
   #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
-    const { maxLength, maxLengthBytes } = this.arguments;
+    const { maxLength, maxLengthBytes } = this.#limits;
     if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
     if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
       return 'maxlenbytes';
@@ -779,7 +809,7 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     const deliveries = (this.#deliveries.get(handle) ?? 0) + 1;
-    const limit = this.arguments.deliveryLimit;
+    const limit = this.#limits.deliveryLimit;
     if (limit !== undefined && deliveries > limit) {
       this.#dropOut(handle, 'delivery_limit', true);
       return;
@@ -791,7 +821,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit: drop-head drops once every message
     // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
-    if (this.arguments.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
+    if (this.#limits.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
     const ttl = this.#ttlOf(this.store.message(handle));
     if (ttl !== Number.POSITIVE_INFINITY) {
       const at = this.store.timestamp(handle) + ttl;
@@ -831,9 +861,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
   #publishDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
     const deadLettered =
-      dlx &&
-      this.arguments.deadLetterExchange !== undefined &&
-      this.#deadLetterRouter !== undefined;
+      dlx && this.#limits.deadLetterExchange !== undefined && this.#deadLetterRouter !== undefined;
     dropChannel.publish({ queue: this.name, reason, message, deadLettered });
   }
 
@@ -844,7 +872,7 @@ export class ClassicQueue implements AsyncDisposable {
    */
   #deadLetterRejected(handle: number): void {
     const maxPriority = this.arguments.maxPriority;
-    if (maxPriority === undefined || this.arguments.deadLetterExchange === undefined) {
+    if (maxPriority === undefined || this.#limits.deadLetterExchange === undefined) {
       this.#deadLetterOut(handle, 'rejected', true);
       return;
     }
@@ -887,7 +915,7 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
   #deadLetter(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
-    const { deadLetterExchange, deadLetterRoutingKey } = this.arguments;
+    const { deadLetterExchange, deadLetterRoutingKey } = this.#limits;
     const router = this.#deadLetterRouter;
     if (deadLetterExchange === undefined || router === undefined) return undefined;
     const copy = deadLetteredCopy(
@@ -995,7 +1023,7 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   #armExpires(): void {
-    const expires = this.arguments.expires;
+    const expires = this.#limits.expires;
     if (expires === undefined || this.#closed) return;
     this.#clearExpires();
     this.#expiresTimer = this.clock.setTimeout(() => {

@@ -51,7 +51,7 @@ export function retentionCut(
  */
 export class StreamRetention {
   readonly #log: Log<unknown>;
-  readonly #limits: StreamArguments;
+  #limits: StreamArguments;
   readonly #clock: Clock;
   readonly #onDrop: (dropped: number) => void;
   readonly #onError: (error: unknown) => void;
@@ -86,6 +86,18 @@ export class StreamRetention {
     this.#arm();
     if (dropped > 0) this.#onDrop(dropped);
     return dropped;
+  }
+
+  /** The limits in force. */
+  get limits(): StreamArguments {
+    return this.#limits;
+  }
+
+  /** Replaces the limits (a policy changed) and applies them at once. */
+  setLimits(limits: StreamArguments): number {
+    this.#limits = limits;
+    this.#disarm();
+    return this.run();
   }
 
   /** Stops the timer. */

@@ -656,6 +656,23 @@ export class StreamQueue implements AsyncDisposable {
     },
   };
 
+  /** The retention limits in force: the declared arguments unless `applyLimits` replaced them. */
+  get limits(): StreamArguments {
+    return this.#retention.limits;
+  }
+
+  /**
+   * Replaces the retention limits in force while the stream runs (the Broker resolves a policy
+   * and the declared arguments into them) and runs retention at once, as LavinMQ applies a
+   * `max-age` or `max-length-bytes` policy. The segment size stays as declared. A closed stream
+   * ignores it.
+   */
+  applyLimits(limits: StreamArguments): void {
+    if (this.#closed || streamArgumentsDiff(this.#retention.limits, limits) === undefined) return;
+    this.#retention.setLimits(limits);
+    this.#updateRollCheck();
+  }
+
   #runRetention(): void {
     this.#retention.run();
     this.#updateRollCheck();

@@ -5,6 +5,7 @@ import { deadLetterScenarios } from './dead-letter.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
 import { mqliteOnlyScenarios } from './mqlite-only.js';
+import { policyScenarios } from './policies.js';
 import { priorityScenarios } from './priority.js';
 import { streamScenarios } from './streams.js';
 
@@ -56,6 +57,7 @@ const all: readonly Scenario[] = [
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...streamScenarios,
+  ...policyScenarios,
   ...mqliteOnlyScenarios,
 ];
 

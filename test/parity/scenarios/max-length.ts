@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { drain, eventually, publishAll, recorder } from '../helpers.js';
-import type { ParityContext, Scenario } from '../types.js';
+import type { ParityContext, ParityQueue, Scenario } from '../types.js';
 
 /** A queue limited to two messages with the given overflow, dead-lettering to a fresh queue. */
 async function limited(
@@ -22,11 +22,7 @@ async function limited(
 }
 
 /** Reads the dead-letter queue until it holds `n` messages, returning `[body, reason]` pairs. */
-async function deadLettered(
-  ctx: ParityContext,
-  dlq: Awaited<ReturnType<typeof limited>>['dlq'],
-  n: number,
-) {
+export async function deadLettered(ctx: ParityContext, dlq: ParityQueue, n: number) {
   const got: [string, unknown][] = [];
   await eventually(
     async () => {

@@ -135,6 +135,30 @@ describe.each(STORAGE_KINDS)('stream retention on %s storage', (kind) => {
     expect(stream.nextOffset).toBe(5);
   });
 
+  it('applies limits set while it runs at once, and on the clock after that', async () => {
+    stream = await open({});
+    await publishMany(stream, 7); // [1-3] [4-6] [7]
+    await settle();
+    clock.advance(HOUR / 2);
+    stream.applyLimits({ ...stream.limits, maxAge: { amount: 1, unit: 'h' } });
+    expect(stream.firstOffset).toBe(1);
+    clock.advance(HOUR / 2 + 1);
+    expect(stream.firstOffset).toBe(7);
+    stream.applyLimits(stream.arguments);
+    await publishMany(stream, 3, 8);
+    clock.advance(2 * HOUR);
+    expect(stream.firstOffset).toBe(7); // the declared arguments set no limit
+  });
+
+  it('drops by a lower byte limit set while it runs', async () => {
+    stream = await open({ 'x-max-length-bytes': 100 * SIZE });
+    await publishMany(stream, 7);
+    await settle();
+    stream.applyLimits({ ...stream.limits, maxLengthBytes: 3 * SIZE });
+    expect(stream.firstOffset).toBe(4);
+    expect(stream.arguments.maxLengthBytes).toBe(100 * SIZE);
+  });
+
   it('purge drops all but the active segment and says how many went', async () => {
     stream = await open({});
     await publishMany(stream, 8);
