@@ -111,10 +111,18 @@ for (const name of modules) {
 
 console.log(['## BENCHMARKS.md lead table', '', ...TARGET_TABLE_HEAD, ...leadRows, ''].join('\n'));
 
-/** `text` with what lies between the markers `<!-- bench:${name}:start/end -->` replaced. */
-function replaceBetween(text: string, name: string, make: (old: string) => string): string {
-  const start = `<!-- bench:${name}start -->`;
-  const end = `<!-- bench:${name}end -->`;
+/**
+ * `text` with what lies between the markers of a generated section replaced:
+ * `<!-- bench:start -->`/`<!-- bench:end -->`, or `<!-- bench:<section>:start -->`/`...:end -->`.
+ */
+function replaceBetween(
+  text: string,
+  section: string | undefined,
+  make: (old: string) => string,
+): string {
+  const tag = section === undefined ? 'bench:' : `bench:${section}:`;
+  const start = `<!-- ${tag}start -->`;
+  const end = `<!-- ${tag}end -->`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
   if (from < 0 || to < from) throw new Error(`BENCHMARKS.md has no ${start} ... ${end} markers`);
@@ -127,11 +135,11 @@ if (write) {
   let text = readFileSync(file, 'utf8');
   // The wire server's rows come from its own benchmark: kept as they are.
   const wire = '| **Wire server**';
-  text = replaceBetween(text, 'targets:', (old) => {
+  text = replaceBetween(text, 'targets', (old) => {
     const kept = old.includes(wire) ? old.slice(old.indexOf(wire)).trim() : `${wire} | | | | |`;
     return [...TARGET_TABLE_HEAD, ...leadRows, kept].join('\n');
   });
-  text = replaceBetween(text, '', () =>
+  text = replaceBetween(text, undefined, () =>
     [
       `Command: \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}.`,
       `Machine: ${machine}.`,

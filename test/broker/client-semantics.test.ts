@@ -34,7 +34,7 @@ describe('the client semantics of get, consumeOne and subscribe', () => {
     const q = await session.queue('q');
     await q.publish('one');
     await q.publish('two');
-    expect((await q.consumeOne({ timeout: 1000 })).bodyString()).toBe('one');
+    expect((await q.consumeOne({ timeout: 15_000 })).bodyString()).toBe('one');
     await session.close();
     expect(await bodies(await broker.queue('q'))).toEqual([['two', false]]);
   });

@@ -13,7 +13,7 @@ describe('dead-lettering through the broker', () => {
     })) as Queue;
     await work.publish('bad job');
     await (await work.get({ noAck: false }))?.reject();
-    const dead = await dlq.consumeOne({ timeout: 1000 });
+    const dead = await dlq.consumeOne({ timeout: 15_000 });
     expect(dead?.bodyString()).toBe('bad job');
     expect(dead?.routingKey).toBe('dlq');
     expect(dead?.properties.headers?.['x-first-death-reason']).toBe('rejected');

@@ -15,8 +15,11 @@ import { normaliseOperation, normaliseReason } from './normalise.js';
 import type { Operation, QueueSpec, Sequence } from './operations.js';
 import type { Side } from './side.js';
 
-/** How long the two sides may take to agree after an operation. */
-const AGREE_MS = 1500;
+/**
+ * How long the two sides may take to agree after an operation: generous for a broker on a loaded
+ * machine, short enough that shrinking a real difference (which waits it out each time) ends.
+ */
+const AGREE_MS = 5000;
 
 interface Consumer {
   readonly connection: ParitySession;

@@ -2,12 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { faultyIo, testRecordCodec } from '../../src/testing/index.js';
+import { bundled } from '../support/bundle.js';
 
-const writer = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
+const writer = bundled(new URL('./fixtures/crash-writer.ts', import.meta.url));
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-crash-'));
 /** Writers not yet reaped: a test that fails or times out must not leave one writing into root. */
 const running = new Set<ChildProcess>();
@@ -24,8 +24,8 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
 });
 /**
- * Each run starts a process through the tsx loader, which on a loaded machine takes seconds: the
- * limit is for a hung writer, not a speed check.
+ * Each run starts a process (from a bundle: no TypeScript loader), which on a loaded machine
+ * takes seconds: the limit is for a hung writer, not a speed check.
  */
 const CRASH_TEST_TIMEOUT = 180_000;
 
@@ -36,9 +36,10 @@ const recordFor = (offset: number) => `r-${offset}-${'x'.repeat(offset % 61)}`;
  * Runs the writer until it has confirmed at least one sync, lets it go on for a random while,
  * kills it with SIGKILL and returns the highest offset it reported as synced.
  */
-function runAndKill(dir: string, policy: string): Promise<number> {
+async function runAndKill(dir: string, policy: string): Promise<number> {
+  const script = await writer;
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, dir, policy], {
+    const child: ChildProcess = spawn(process.execPath, [script, dir, policy], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);

@@ -7,12 +7,13 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ResourceLockedError } from '../../src/errors.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
+import { bundled } from '../support/bundle.js';
 
-const contender = fileURLToPath(new URL('./fixtures/lock-contender.ts', import.meta.url));
+// Bundled: started through a TypeScript loader, each contender takes seconds on a loaded machine.
+const contender = await bundled(new URL('./fixtures/lock-contender.ts', import.meta.url));
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-lock-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 let dirs = 0;
@@ -27,7 +28,7 @@ class Contender {
   readonly #waiting: Array<{ resolve(line: string): void; reject(error: Error): void }> = [];
 
   constructor() {
-    this.#child = spawn(process.execPath, ['--import', 'tsx', contender], {
+    this.#child = spawn(process.execPath, [contender], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     this.#lines = createInterface({ input: this.#child.stdout! });

@@ -13,15 +13,11 @@
  * a TypeScript loader takes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Broker } from '../../../src/broker/broker.js';
 import { DataLossError } from '../../../src/errors.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import { simulateCrash } from '../../../src/testing/index.js';
+import { bundled } from '../bundle.js';
 import {
   idOfBody,
   type PolicyName,
@@ -58,31 +54,9 @@ export class CrashLoopViolation extends Error {
   override name = 'CrashLoopViolation';
 }
 
-let bundled: Promise<string> | undefined;
-
 /** The worker bundled into one ESM file (built once per process). */
 export function workerBundle(): Promise<string> {
-  bundled ??= (async () => {
-    const out = path.join(
-      fs.mkdtempSync(path.join(tmpdir(), 'mqlite-crash-worker-')),
-      'worker.mjs',
-    );
-    await build({
-      entryPoints: [fileURLToPath(new URL('./worker.ts', import.meta.url))],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: out,
-      logLevel: 'error',
-      // Bundled dependencies written as CommonJS need a require of their own.
-      banner: {
-        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-      },
-    });
-    return out;
-  })();
-  return bundled;
+  return bundled(new URL('./worker.ts', import.meta.url));
 }
 
 /** What the worker printed, as the checker keeps it across runs. */
