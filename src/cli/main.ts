@@ -6,7 +6,9 @@ import { createRequire } from 'node:module';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 
 /** Every subcommand by name, loaded on first use. */
-const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {};
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  serve: () => import('./serve.js').then((m) => m.serve),
+};
 
 async function overview(): Promise<string> {
   const names = Object.keys(COMMANDS);

@@ -11,7 +11,7 @@ import type { Clock, TimerHandle } from '../clock.js';
 import { AmqpChannel, type ChannelHost } from './channel.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
-import { FRAME_MIN, type ServerLimits } from './limits.js';
+import { FRAME_MIN, type Limits } from './limits.js';
 import type { ReplyAddresses } from './reply-to.js';
 import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
 import { readTable } from './wire/field-table.js';
@@ -50,7 +50,7 @@ export interface ConnectionOptions {
    * @throws AmqpException (530) when the user may not open it or the server is full.
    */
   readonly openVhost: (user: string, vhost: string) => Broker;
-  readonly limits: Required<ServerLimits>;
+  readonly limits: Limits;
   /** The socket is a TLS one. */
   readonly tls: boolean;
   readonly onEvent: ((event: ConnectionEvent) => void) | undefined;

@@ -7,21 +7,24 @@
 /** Limits of `listen()`; every one has RabbitMQ's default. */
 export interface ServerLimits {
   /** Connections open at once, both listeners together (default: no limit). */
-  readonly maxConnections?: number;
+  readonly maxConnections?: number | undefined;
   /** Channels per connection the server proposes in connection.tune (default 2047). */
-  readonly channelMax?: number;
+  readonly channelMax?: number | undefined;
   /** Largest frame in bytes, proposed in connection.tune (default 131072, at least 4096). */
-  readonly frameMax?: number;
+  readonly frameMax?: number | undefined;
   /** Largest message body in bytes (default and most 128 MiB, RabbitMQ's `max_message_size`). */
-  readonly maxMessageBytes?: number;
+  readonly maxMessageBytes?: number | undefined;
 }
+
+/** Every limit, defaults filled in. */
+export type Limits = { readonly [K in keyof ServerLimits]-?: number };
 
 /** RabbitMQ's smallest frame-max. */
 export const FRAME_MIN = 4096;
 /** RabbitMQ's default `max_message_size`: 128 MiB, also the most a broker stores. */
 export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
 
-export const DEFAULT_LIMITS: Required<ServerLimits> = {
+export const DEFAULT_LIMITS: Limits = {
   maxConnections: Number.POSITIVE_INFINITY,
   channelMax: 2047,
   frameMax: 131072,
@@ -32,8 +35,8 @@ export const DEFAULT_LIMITS: Required<ServerLimits> = {
  * `limits` with defaults filled in.
  * @throws RangeError for a limit that is not a whole number in its range.
  */
-export function resolveLimits(limits: ServerLimits = {}): Required<ServerLimits> {
-  const resolved = { ...DEFAULT_LIMITS, ...definedOnly(limits) };
+export function resolveLimits(limits: ServerLimits = {}): Limits {
+  const resolved: Limits = { ...DEFAULT_LIMITS, ...definedOnly(limits) };
   const { maxConnections } = resolved;
   if (maxConnections !== Number.POSITIVE_INFINITY)
     checkInteger('maxConnections', maxConnections, 0);
@@ -43,7 +46,7 @@ export function resolveLimits(limits: ServerLimits = {}): Required<ServerLimits>
   return resolved;
 }
 
-function definedOnly(limits: ServerLimits): ServerLimits {
+function definedOnly(limits: ServerLimits): Partial<Limits> {
   return Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined));
 }
 
