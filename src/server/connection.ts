@@ -99,7 +99,7 @@ export class AmqpConnection implements ChannelHost {
   readonly #channels = new Map<number, AmqpChannel>();
   #channelMax: number;
   #opened: { readonly broker: Broker; readonly session: BrokerSession } | undefined;
-  /** The reply text of the connection.close that ends the connection. */
+  /** The reply text of the connection.close the server sent to end the connection. */
   #closeReason: string | undefined;
   readonly #out = new Writer(64 * 1024);
   #flushScheduled = false;
@@ -357,7 +357,6 @@ export class AmqpConnection implements ChannelHost {
         return;
       }
       case 'connection.close':
-        this.#closeReason = method.args.replyText;
         this.#send(0, 'connection.close-ok', {});
         this.#flush();
         this.#state = 'closing';

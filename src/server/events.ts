@@ -10,6 +10,6 @@ export interface ConnectionEvent {
   readonly user?: string;
   /** The vhost, once opened. */
   readonly vhost?: string;
-  /** Of `closed`: the reply text of the connection.close that ended it, when one did. */
+  /** Of `closed`: the reply text of the connection.close the server ended it with, if it did. */
   readonly reason?: string;
 }
