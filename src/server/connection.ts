@@ -99,6 +99,8 @@ export class AmqpConnection implements ChannelHost {
   readonly #channels = new Map<number, AmqpChannel>();
   #channelMax: number;
   #opened: { readonly broker: Broker; readonly session: BrokerSession } | undefined;
+  /** The client's `address:port`, read while the socket is open. */
+  readonly #peer: string;
   /** The reply text of the connection.close the server sent to end the connection. */
   #closeReason: string | undefined;
   readonly #out = new Writer(64 * 1024);
@@ -121,6 +123,8 @@ export class AmqpConnection implements ChannelHost {
     this.replies = options.replies;
     this.#clock = options.clock;
     this.#channelMax = options.limits.channelMax;
+    const address = socket.remoteAddress ?? 'unknown';
+    this.#peer = `${address.includes(':') ? `[${address}]` : address}:${socket.remotePort ?? 0}`;
     this.#lastRead = this.#lastWrite = this.#clock.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
@@ -155,12 +159,9 @@ export class AmqpConnection implements ChannelHost {
   #report(type: ConnectionEvent['type']): void {
     const onEvent = this.#options.onEvent;
     if (!onEvent) return;
-    const socket = this.#socket;
-    const address = socket.remoteAddress ?? 'unknown';
-    const host = address.includes(':') ? `[${address}]` : address;
     onEvent({
       type,
-      peer: `${host}:${socket.remotePort ?? 0}`,
+      peer: this.#peer,
       tls: this.#options.tls,
       ...(this.user === '' ? {} : { user: this.user }),
       ...(this.vhost === undefined ? {} : { vhost: this.vhost }),
