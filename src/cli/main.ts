@@ -9,6 +9,7 @@ import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   inspect: () => import('./inspect.js').then((m) => m.inspect),
   peek: () => import('./peek.js').then((m) => m.peek),
+  serve: () => import('./serve.js').then((m) => m.serve),
   verify: () => import('./verify.js').then((m) => m.verify),
 };
 

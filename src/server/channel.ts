@@ -29,6 +29,8 @@ export interface ChannelHost {
   readonly user: string;
   /** Negotiated frame-max. */
   readonly frameMax: number;
+  /** Largest body a publish may have. */
+  readonly maxMessageBytes: number;
   /** The client announced `consumer_cancel_notify`. */
   readonly cancelNotify: boolean;
   /** False while the socket is not draining: deliveries then wait. */
@@ -61,7 +63,7 @@ export class AmqpChannel implements ReplyTarget {
   #state: 'open' | 'closing' | 'closed' = 'open';
   readonly #tasks: { task: Task; classId: number; methodId: number }[] = [];
   #running = false;
-  readonly #content = new ContentAssembly();
+  readonly #content: ContentAssembly;
   readonly #deliveries = new Deliveries();
   readonly #topology: ChannelTopology;
   readonly #consumers = new Map<string, Consumer>();
@@ -76,6 +78,7 @@ export class AmqpChannel implements ReplyTarget {
   constructor(id: number, host: ChannelHost) {
     this.id = id;
     this.#host = host;
+    this.#content = new ContentAssembly(host.maxMessageBytes);
     this.#topology = new ChannelTopology(host.broker, host.session);
   }
 

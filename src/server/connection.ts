@@ -10,6 +10,8 @@ import type { BrokerSession } from '../broker/session.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import { AmqpChannel, type ChannelHost } from './channel.js';
 import { AmqpException } from './errors.js';
+import type { ConnectionEvent } from './events.js';
+import { FRAME_MIN, type Limits } from './limits.js';
 import type { ReplyAddresses } from './reply-to.js';
 import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
 import { readTable } from './wire/field-table.js';
@@ -27,10 +29,8 @@ import { type ArgsOf, classExists, type Method, type MethodName, methodById } fr
 
 /** The protocol header of AMQP 0-9-1. */
 export const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
-export const CHANNEL_MAX = 2047;
-export const FRAME_MAX = 131072;
-/** RabbitMQ's smallest frame-max. */
-export const FRAME_MIN = 4096;
+/** The frame-max of the handshake, before connection.tune-ok set the connection's own. */
+const HANDSHAKE_FRAME_MAX = 131072;
 export const HEARTBEAT_SECONDS = 60;
 /** Publishes waiting for storage at which the connection stops reading its socket. */
 const PUBLISHES_HIGH = 1024;
@@ -40,12 +40,20 @@ const WRITE_BATCH = 256 * 1024;
 
 /** What a connection needs from its server. */
 export interface ConnectionOptions {
-  readonly broker: Broker;
   readonly clock: Clock;
   /** The server's direct reply-to addresses. */
   readonly replies: ReplyAddresses;
-  /** Users and passwords accepted. */
-  readonly users: ReadonlyMap<string, string>;
+  /** Whether a login is accepted. */
+  readonly authenticate: (user: string, password: string) => boolean;
+  /**
+   * The broker of the vhost connection.open names.
+   * @throws AmqpException (530) when the user may not open it or the server is full.
+   */
+  readonly openVhost: (user: string, vhost: string) => Broker;
+  readonly limits: Limits;
+  /** The socket is a TLS one. */
+  readonly tls: boolean;
+  readonly onEvent: ((event: ConnectionEvent) => void) | undefined;
   /** Heartbeat proposed in connection.tune, seconds (0: none). */
   readonly heartbeat: number;
   /** Time allowed for the handshake, ms. */
@@ -76,11 +84,10 @@ const SERVER_PROPERTIES = {
 };
 
 export class AmqpConnection implements ChannelHost {
-  readonly broker: Broker;
-  readonly session: BrokerSession;
   readonly replies: ReplyAddresses;
   user = '';
-  frameMax = FRAME_MAX;
+  vhost: string | undefined;
+  frameMax = HANDSHAKE_FRAME_MAX;
   cancelNotify = false;
   writable = true;
   readonly #socket: Socket;
@@ -88,9 +95,14 @@ export class AmqpConnection implements ChannelHost {
   readonly #clock: Clock;
   #state: State = 'header';
   #header = Buffer.alloc(0);
-  readonly #parser = new FrameParser(FRAME_MAX);
+  readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
   readonly #channels = new Map<number, AmqpChannel>();
-  #channelMax = CHANNEL_MAX;
+  #channelMax: number;
+  #opened: { readonly broker: Broker; readonly session: BrokerSession } | undefined;
+  /** The client's `address:port`, read while the socket is open. */
+  readonly #peer: string;
+  /** The reply text of the connection.close the server sent to end the connection. */
+  #closeReason: string | undefined;
   /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
   readonly #out = new Writer(4096);
   #flushScheduled = false;
@@ -109,10 +121,11 @@ export class AmqpConnection implements ChannelHost {
   constructor(socket: Socket, options: ConnectionOptions) {
     this.#socket = socket;
     this.#options = options;
-    this.broker = options.broker;
     this.replies = options.replies;
     this.#clock = options.clock;
-    this.session = options.broker.session();
+    this.#channelMax = options.limits.channelMax;
+    const address = socket.remoteAddress ?? 'unknown';
+    this.#peer = `${address.includes(':') ? `[${address}]` : address}:${socket.remotePort ?? 0}`;
     this.#lastRead = this.#lastWrite = this.#clock.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
@@ -122,6 +135,41 @@ export class AmqpConnection implements ChannelHost {
     this.#timer = this.#clock.setTimeout(() => {
       if (this.#state !== 'running' && this.#state !== 'ended') this.#destroy();
     }, options.handshakeTimeout);
+    this.#report('accepted');
+  }
+
+  /** The broker of the vhost opened. */
+  get broker(): Broker {
+    return this.#open().broker;
+  }
+
+  get session(): BrokerSession {
+    return this.#open().session;
+  }
+
+  /** The body size limit of publishes. */
+  get maxMessageBytes(): number {
+    return this.#options.limits.maxMessageBytes;
+  }
+
+  #open(): { readonly broker: Broker; readonly session: BrokerSession } {
+    if (!this.#opened) throw new AmqpException(503, 'the connection has no vhost open');
+    return this.#opened;
+  }
+
+  #report(type: ConnectionEvent['type']): void {
+    const onEvent = this.#options.onEvent;
+    if (!onEvent) return;
+    onEvent({
+      type,
+      peer: this.#peer,
+      tls: this.#options.tls,
+      ...(this.user === '' ? {} : { user: this.user }),
+      ...(this.vhost === undefined ? {} : { vhost: this.vhost }),
+      ...(type === 'closed' && this.#closeReason !== undefined
+        ? { reason: this.#closeReason }
+        : {}),
+    });
   }
 
   /** Ends the connection and releases its channels, consumers and exclusive queues. */
@@ -157,6 +205,7 @@ export class AmqpConnection implements ChannelHost {
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
+    this.#closeReason = error.replyText;
     this.#send(0, 'connection.close', {
       replyCode: error.replyCode,
       replyText: error.replyText,
@@ -299,14 +348,16 @@ export class AmqpConnection implements ChannelHost {
       case 'connection.tune-ok':
         this.#tuneOk(method.args);
         return;
-      case 'connection.open':
-        if (method.args.virtualHost !== '/') {
-          throw new AmqpException(530, `vhost ${method.args.virtualHost} not found`);
-        }
+      case 'connection.open': {
+        const broker = this.#options.openVhost(this.user, method.args.virtualHost);
+        this.#opened = { broker, session: broker.session() };
+        this.vhost = method.args.virtualHost;
         this.#state = 'running';
+        this.#report('opened');
         this.#send(0, 'connection.open-ok', { knownHosts: '' });
         this.#startHeartbeat();
         return;
+      }
       case 'connection.close':
         this.#send(0, 'connection.close-ok', {});
         this.#flush();
@@ -334,7 +385,7 @@ export class AmqpConnection implements ChannelHost {
       capabilities !== null &&
       (capabilities as Record<string, unknown>).consumer_cancel_notify === true;
     const credentials = parseCredentials(a.mechanism, a.response);
-    if (!credentials || this.#options.users.get(credentials.user) !== credentials.password) {
+    if (!credentials || !this.#options.authenticate(credentials.user, credentials.password)) {
       throw new AmqpException(
         403,
         `Login was refused using authentication mechanism ${a.mechanism}. For details see the broker logfile.`,
@@ -343,23 +394,24 @@ export class AmqpConnection implements ChannelHost {
     this.user = credentials.user;
     this.#state = 'tune-ok';
     this.#send(0, 'connection.tune', {
-      channelMax: CHANNEL_MAX,
-      frameMax: FRAME_MAX,
+      channelMax: this.#options.limits.channelMax,
+      frameMax: this.#options.limits.frameMax,
       heartbeat: this.#options.heartbeat,
     });
   }
 
   #tuneOk(a: ArgsOf<'connection.tune-ok'>): void {
-    const frameMax = a.frameMax === 0 ? FRAME_MAX : a.frameMax;
+    const limits = this.#options.limits;
+    const frameMax = a.frameMax === 0 ? limits.frameMax : a.frameMax;
     if (frameMax < FRAME_MIN) {
       throw new AmqpException(530, `frame_max=${frameMax} < ${FRAME_MIN} min size`);
     }
-    if (frameMax > FRAME_MAX) {
-      throw new AmqpException(530, `frame_max=${frameMax} > ${FRAME_MAX} max size`);
+    if (frameMax > limits.frameMax) {
+      throw new AmqpException(530, `frame_max=${frameMax} > ${limits.frameMax} max size`);
     }
-    const channelMax = a.channelMax === 0 ? CHANNEL_MAX : a.channelMax;
-    if (channelMax > CHANNEL_MAX) {
-      throw new AmqpException(530, `channel_max=${channelMax} > ${CHANNEL_MAX} max`);
+    const channelMax = a.channelMax === 0 ? limits.channelMax : a.channelMax;
+    if (channelMax > limits.channelMax) {
+      throw new AmqpException(530, `channel_max=${channelMax} > ${limits.channelMax} max`);
     }
     this.frameMax = frameMax;
     this.#parser.frameMax = frameMax;
@@ -379,10 +431,10 @@ export class AmqpConnection implements ChannelHost {
     const channel = this.#channels.get(channelId);
     if (method.name === 'channel.open') {
       if (channel) throw new AmqpException(504, "second 'channel.open' seen");
-      if (channelId > this.#channelMax) {
+      if (this.#channels.size >= this.#channelMax) {
         throw new AmqpException(
           530,
-          `channel number ${channelId} exceeds channel_max ${this.#channelMax}`,
+          `number of channels opened (${this.#channels.size}) has reached the negotiated channel_max (${this.#channelMax})`,
         );
       }
       this.#channels.set(channelId, new AmqpChannel(channelId, this));
@@ -460,8 +512,9 @@ export class AmqpConnection implements ChannelHost {
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) await channel.teardown();
-    await this.session.close().catch(() => {});
+    await this.#opened?.session.close().catch(() => {});
     this.#options.onEnd(this);
+    this.#report('closed');
     this.#resolveDone();
   }
 }

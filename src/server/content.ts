@@ -1,17 +1,15 @@
 /**
  * A publish assembled from its frames: the basic.publish method, then one content header, then
  * body frames until the header's body size is reached. A frame out of this order is 505
- * UNEXPECTED_FRAME; a body larger than RabbitMQ's default `max_message_size` (128 MiB) is refused
- * from its header, before any of it is buffered.
+ * UNEXPECTED_FRAME; a body larger than the server's `max_message_size` (128 MiB by default) is
+ * refused from its header, before any of it is buffered.
  */
 import type { MessageProperties } from '../message/types.js';
 import { AmqpException } from './errors.js';
+import { MAX_MESSAGE_BYTES } from './limits.js';
 import { Reader } from './wire/bytes.js';
 import { readContentHeader } from './wire/properties.js';
 import type { ArgsOf } from './wire/spec.js';
-
-/** RabbitMQ's default `max_message_size`: 128 MiB. */
-export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
 
 /** A complete publish. */
 export interface Publish {
@@ -21,12 +19,18 @@ export interface Publish {
 }
 
 export class ContentAssembly {
+  /** Largest body accepted (the server's `maxMessageBytes`). */
+  readonly #maxBytes: number;
   #args: ArgsOf<'basic.publish'> | undefined;
   #properties: MessageProperties | undefined;
   #size = 0;
   /** Body frames received, copied: memory follows what arrived, not what a header claims. */
   #chunks: Buffer[] = [];
   #received = 0;
+
+  constructor(maxBytes = MAX_MESSAGE_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
 
   /** Whether a publish waits for its content frames. */
   get pending(): boolean {
@@ -61,11 +65,11 @@ export class ContentAssembly {
         `expected content header for class 60, got one for class ${header.classId} instead`,
       );
     }
-    if (header.bodySize > MAX_MESSAGE_BYTES) {
+    if (header.bodySize > this.#maxBytes) {
       this.reset();
       throw new AmqpException(
         406,
-        `message size ${header.bodySize} is larger than configured max size ${MAX_MESSAGE_BYTES}`,
+        `message size ${header.bodySize} is larger than configured max size ${this.#maxBytes}`,
       );
     }
     this.#properties = header.properties;

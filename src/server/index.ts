@@ -2,7 +2,10 @@
  * mqlite/server: an AMQP 0-9-1 server in the process, so applications and their AMQP clients
  * connect to a mqlite broker unchanged.
  */
+export { hashPassword, Users, type VhostAccess } from './auth.js';
 export { AmqpException } from './errors.js';
+export type { ConnectionEvent } from './events.js';
+export type { ServerLimits } from './limits.js';
 export { type AmqpServer, type ListenOptions, listen } from './server.js';
 export { Reader, Writer } from './wire/bytes.js';
 export {

@@ -1,11 +1,18 @@
 /**
  * `listen(broker, options)`: serves a broker over AMQP 0-9-1 on a TCP port, so any AMQP client
  * (amqplib, @cloudamqp/amqp-client, rabbitmq-client, other languages) connects to it unchanged.
+ * More brokers can be served as further virtual hosts, and the same server can listen for TLS
+ * (`amqps://`) on a port of its own.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TlsOptions } from 'node:tls';
 import type { Broker } from '../broker/broker.js';
 import { type Clock, systemClock } from '../clock.js';
+import { isLoopback, Users } from './auth.js';
 import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
+import { AmqpException } from './errors.js';
+import type { ConnectionEvent } from './events.js';
+import { resolveLimits, type ServerLimits } from './limits.js';
 import { ReplyAddresses } from './reply-to.js';
 
 /** Options of `listen()`. */
@@ -14,37 +21,58 @@ export interface ListenOptions {
   port?: number;
   /** Interface to listen on (default `127.0.0.1`). */
   host?: string;
-  /** Accepted users and their passwords (default `{ guest: 'guest' }`). */
-  users?: Readonly<Record<string, string>>;
+  /**
+   * Accepted users: their plain passwords (default `{ guest: 'guest' }`, each user allowed in
+   * every vhost), or {@link Users} read from RabbitMQ definitions.
+   */
+  users?: Readonly<Record<string, string>> | Users;
+  /** Users who may log in from the loopback interface only (default `['guest']`, as RabbitMQ). */
+  loopbackUsers?: readonly string[];
+  /** Brokers served as virtual hosts besides `/` (which is `broker`), by vhost name. */
+  vhosts?: Readonly<Record<string, Broker>>;
+  /** Connection, channel, frame and message size limits (RabbitMQ's defaults). */
+  limits?: ServerLimits;
+  /** Also listen for AMQP over TLS: node's TLS options (`cert`, `key`, ...) and its `port`. */
+  tls?: TlsOptions & { port?: number };
   /** Heartbeat interval proposed to clients, in seconds (default 60, as RabbitMQ; 0: none). */
   heartbeat?: number;
   /** Clock of heartbeats and handshake timeouts (default: the system clock). */
   clock?: Clock;
+  /** Told when a client connects, opens a vhost and goes. */
+  onConnection?: (event: ConnectionEvent) => void;
 }
 
 /** A running AMQP server. */
 export interface AmqpServer extends AsyncDisposable {
-  /** `amqp://<user>:<password>@<host>:<port>` with the first configured user. */
+  /**
+   * `amqp://<user>:<password>@<host>:<port>` with the first user given by password, or
+   * `amqp://<host>:<port>` for users from definitions.
+   */
   readonly url: string;
   readonly host: string;
   readonly port: number;
+  /** `amqps://...` of the TLS listener, when there is one. */
+  readonly tlsUrl: string | undefined;
+  readonly tlsPort: number | undefined;
   /** Connections open now. */
   readonly connections: number;
   /**
    * Stops accepting connections and closes every open one with 320 CONNECTION_FORCED, as a
-   * broker shutting down does. The broker stays open. Idempotent.
+   * broker shutting down does. The brokers stay open. Idempotent.
    */
   close(): Promise<void>;
 }
 
 /**
- * Serves `broker` over AMQP 0-9-1.
+ * Serves `broker` over AMQP 0-9-1, as the vhost `/`.
  *
  * ```ts
  * import { listen } from 'mqlite/server';
  * await using server = await listen(broker, { port: 0 });
  * const connection = await amqplib.connect(server.url);
  * ```
+ *
+ * @throws RangeError for an option out of range, or a vhost of `users` no broker serves.
  */
 export async function listen(broker: Broker, options: ListenOptions = {}): Promise<AmqpServer> {
   const host = options.host ?? '127.0.0.1';
@@ -52,57 +80,121 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   if (!Number.isInteger(heartbeat) || heartbeat < 0 || heartbeat > 65535) {
     throw new RangeError(`heartbeat must be an integer 0..65535 seconds, got ${heartbeat}`);
   }
-  const userTable = options.users ?? { guest: 'guest' };
-  const users = new Map(Object.entries(userTable));
-  if (users.size === 0) throw new RangeError('listen needs at least one user');
+  const limits = resolveLimits(options.limits);
+  const brokers = new Map<string, Broker>([['/', broker], ...Object.entries(options.vhosts ?? {})]);
+  const given = options.users ?? { guest: 'guest' };
+  const users = given instanceof Users ? given : Users.fromPasswords(given, [...brokers.keys()]);
+  if (users.names.length === 0) throw new RangeError('listen needs at least one user');
+  for (const vhost of users.vhosts) {
+    if (!brokers.has(vhost)) throw new RangeError(`vhost '${vhost}' has no broker to serve it`);
+  }
+  const loopbackUsers = new Set(options.loopbackUsers ?? ['guest']);
   const clock = options.clock ?? systemClock;
   const connections = new Set<AmqpConnection>();
   const replies = new ReplyAddresses();
-  const server: Server = createServer((socket: Socket) => {
+  const accept = (socket: Socket, tls: boolean) => {
     if (broker.closed) {
       socket.destroy();
       return;
     }
     connections.add(
       new AmqpConnection(socket, {
-        broker,
         clock,
         replies,
-        users,
         heartbeat,
+        limits,
+        tls,
         handshakeTimeout: 10_000,
+        authenticate: (user, password) =>
+          users.authenticate(user, password) &&
+          (!loopbackUsers.has(user) || isLoopback(socket.remoteAddress)),
+        openVhost: (user, vhost) => {
+          // The connection opening counts itself among `connections`.
+          if (connections.size > limits.maxConnections) {
+            throw new AmqpException(
+              530,
+              `connection refused: node connection limit (${limits.maxConnections}) is reached`,
+            );
+          }
+          const access = users.access(user, vhost);
+          if (access === 'not-found') throw new AmqpException(530, `vhost ${vhost} not found`);
+          if (access === 'refused') {
+            throw new AmqpException(530, `access to vhost '${vhost}' refused for user '${user}'`);
+          }
+          return brokers.get(vhost)!;
+        },
+        onEvent: options.onConnection,
         onEnd: (connection) => connections.delete(connection),
       }),
     );
-  });
-  await new Promise<void>((resolve, reject) => {
+  };
+  const servers: Server[] = [];
+  try {
+    const plain = createServer((socket) => accept(socket, false));
+    servers.push(plain);
+    const port = await bind(plain, options.port ?? 0, host);
+    let tlsPort: number | undefined;
+    if (options.tls) {
+      const { port: wanted, ...tlsOptions } = options.tls;
+      const secure = createTlsServer(tlsOptions, (socket) => accept(socket, true));
+      servers.push(secure);
+      tlsPort = await bind(secure, wanted ?? 0, host);
+    }
+    return served(servers, connections, options.users, host, port, tlsPort);
+  } catch (error) {
+    for (const server of servers) server.close();
+    throw error;
+  }
+}
+
+function bind(server: Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
-      resolve();
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : 0);
     });
   });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const [user, password] = users.entries().next().value as [string, string];
+}
+
+function served(
+  servers: readonly Server[],
+  connections: ReadonlySet<AmqpConnection>,
+  given: ListenOptions['users'],
+  host: string,
+  port: number,
+  tlsPort: number | undefined,
+): AmqpServer {
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const first: [string, string] | undefined =
+    given === undefined
+      ? ['guest', 'guest']
+      : given instanceof Users
+        ? undefined
+        : Object.entries(given)[0];
+  const credentials = first
+    ? `${encodeURIComponent(first[0])}:${encodeURIComponent(first[1])}@`
+    : '';
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       await Promise.all(
         [...connections].map((c) =>
           c.close(320, "broker forced connection closure with reason 'shutdown'"),
         ),
       );
-      await stopped;
+      await Promise.all(stopped);
     })();
     return closing;
   };
   return {
-    url: `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${urlHost}:${port}`,
+    url: `amqp://${credentials}${urlHost}:${port}`,
     host,
     port,
+    tlsUrl: tlsPort === undefined ? undefined : `amqps://${credentials}${urlHost}:${tlsPort}`,
+    tlsPort,
     get connections() {
       return connections.size;
     },

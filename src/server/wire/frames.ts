@@ -56,8 +56,9 @@ export class FrameParser {
       const channel = buf.readUInt16BE(at + 1);
       const size = buf.readUInt32BE(at + 3);
       if (size + 8 > this.frameMax) {
+        // RabbitMQ's wording: the payload size and the largest payload frame-max leaves room for.
         throw new FrameError(
-          `frame of ${size + 8} bytes is larger than frame-max ${this.frameMax}`,
+          `type ${type}, all octets = <<>>: {frame_too_large,${size},${this.frameMax - 8}}`,
         );
       }
       const end = at + 7 + size;

@@ -1,0 +1,156 @@
+/** The options of `mqlite serve`, read from its arguments and checked before anything opens. */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { Users } from '../../server/auth.js';
+import type { ServerLimits } from '../../server/limits.js';
+import { UsageError } from '../command.js';
+
+export const SERVE_USAGE = `Usage: mqlite serve [options]
+
+Serves a data directory over AMQP 0-9-1, so any number of processes share its queues.
+
+Options:
+  --data <dir>              data directory (created if missing); without it, memory storage
+  --port <n>                AMQP port (default 5672; 0 picks a free one)
+  --host <address>          interface to listen on (default 127.0.0.1)
+  --config <file>           queues to declare in vhost / at start (a Broker config, JSON)
+  --users <file>            users, vhosts and permissions (RabbitMQ definitions, JSON);
+                            default: guest/guest in vhost /
+  --loopback-users <names>  users who may connect from loopback only, comma-separated
+                            (default guest; '' for none)
+  --tls-cert <file>         PEM certificate: also serve amqps:// on --tls-port
+  --tls-key <file>          PEM private key of --tls-cert
+  --tls-port <n>            AMQPS port (default 5671)
+  --max-connections <n>     connections open at once (default: no limit)
+  --channel-max <n>         channels per connection (default 2047)
+  --frame-max <n>           largest frame in bytes, 4096 or more (default 131072)
+  --max-message-size <n>    largest message body in bytes (default and most 134217728)
+  --heartbeat <seconds>     heartbeat proposed to clients (default 60; 0: none)
+  --verbose                 one line per connection event
+  -h, --help                this text
+
+Prints the URL it listens on. SIGINT or SIGTERM closes every connection (320
+CONNECTION_FORCED), flushes and closes the storage, and exits 0.
+`;
+
+export interface ServeOptions {
+  readonly data: string | undefined;
+  readonly port: number;
+  readonly host: string;
+  readonly config: string | undefined;
+  readonly users: Users;
+  readonly loopbackUsers: readonly string[];
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer; readonly port: number } | undefined;
+  readonly limits: ServerLimits;
+  readonly heartbeat: number;
+  readonly verbose: boolean;
+}
+
+/**
+ * Reads the arguments, the users file and the TLS files.
+ * @throws UsageError for an unknown option or a malformed value; TypeError for a malformed
+ *   users file; the file system's error for a file that cannot be read.
+ */
+export function parseServeOptions(args: readonly string[]): ServeOptions {
+  const { values, positionals } = parse(args);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const cert = values['tls-cert'];
+  const key = values['tls-key'];
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together');
+  }
+  if (values['tls-port'] !== undefined && cert === undefined) {
+    throw new UsageError('--tls-port needs --tls-cert and --tls-key');
+  }
+  const loopback = values['loopback-users'];
+  return {
+    data: values.data,
+    port: integer(values.port, '--port', 5672, 0, 65535),
+    host: values.host ?? '127.0.0.1',
+    config: values.config,
+    users:
+      values.users === undefined
+        ? Users.fromPasswords({ guest: 'guest' })
+        : readUsers(values.users),
+    loopbackUsers:
+      loopback === undefined ? ['guest'] : loopback.split(',').filter((name) => name !== ''),
+    tls:
+      cert === undefined || key === undefined
+        ? undefined
+        : {
+            cert: readFileSync(cert),
+            key: readFileSync(key),
+            port: integer(values['tls-port'], '--tls-port', 5671, 0, 65535),
+          },
+    limits: {
+      maxConnections: optionalInteger(values['max-connections'], '--max-connections'),
+      channelMax: optionalInteger(values['channel-max'], '--channel-max'),
+      frameMax: optionalInteger(values['frame-max'], '--frame-max'),
+      maxMessageBytes: optionalInteger(values['max-message-size'], '--max-message-size'),
+    },
+    heartbeat: integer(values.heartbeat, '--heartbeat', 60, 0, 65535),
+    verbose: values.verbose === true,
+  };
+}
+
+function parse(args: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: {
+        data: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        config: { type: 'string' },
+        users: { type: 'string' },
+        'loopback-users': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'tls-port': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'channel-max': { type: 'string' },
+        'frame-max': { type: 'string' },
+        'max-message-size': { type: 'string' },
+        heartbeat: { type: 'string' },
+        verbose: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function readUsers(file: string): Users {
+  const source = `users file ${file}`;
+  let definitions: unknown;
+  try {
+    definitions = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new TypeError(`${source}: not valid JSON: ${error.message}`);
+  }
+  return Users.fromDefinitions(definitions, source);
+}
+
+function integer(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new UsageError(`${name} must be an integer ${min}..${max}, got '${value}'`);
+  }
+  return n;
+}
+
+/** A limit given on the command line; its range is checked where limits are. */
+function optionalInteger(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${name} must be a whole number, got '${value}'`);
+  return Number(value);
+}

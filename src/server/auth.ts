@@ -1,0 +1,184 @@
+/**
+ * Who may connect, and to which virtual hosts: users with passwords (plain, or hashed as
+ * RabbitMQ's definitions hold them) and their permissions. Passwords are compared in constant
+ * time; a user named in `loopbackUsers` logs in from the loopback interface only, as RabbitMQ's
+ * `loopback_users` (default `guest`) does.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+
+/** RabbitMQ's hashing algorithms: the hash of a password is sha(salt + password), base64 of salt + hash. */
+const HASHES: Readonly<Record<string, string>> = {
+  rabbit_password_hashing_sha256: 'sha256',
+  rabbit_password_hashing_sha512: 'sha512',
+  rabbit_password_hashing_md5: 'md5',
+};
+const SALT_BYTES = 4;
+
+/** Checks a password against what is stored for a user. */
+type PasswordCheck = (password: string) => boolean;
+
+/** What the server decides at connection.open. */
+export type VhostAccess = 'granted' | 'not-found' | 'refused';
+
+/**
+ * The users of a server and the virtual hosts each may use. Build it from plain passwords
+ * ({@link Users.fromPasswords}) or from RabbitMQ definitions ({@link Users.fromDefinitions}).
+ */
+export class Users {
+  readonly #checks: ReadonlyMap<string, PasswordCheck>;
+  /** Vhosts per user; undefined: every user may use every vhost. */
+  readonly #permissions: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  /** The virtual hosts that exist, `/` first when it is one of them. */
+  readonly vhosts: readonly string[];
+
+  private constructor(
+    checks: ReadonlyMap<string, PasswordCheck>,
+    vhosts: readonly string[],
+    permissions: ReadonlyMap<string, ReadonlySet<string>> | undefined,
+  ) {
+    this.#checks = checks;
+    this.#permissions = permissions;
+    this.vhosts = vhosts;
+  }
+
+  /** Users with plain passwords, each allowed in every vhost of `vhosts` (default `['/']`). */
+  static fromPasswords(
+    passwords: Readonly<Record<string, string>>,
+    vhosts: readonly string[] = ['/'],
+  ): Users {
+    const checks = new Map<string, PasswordCheck>();
+    for (const [name, password] of Object.entries(passwords)) {
+      const expected = digest(password);
+      checks.set(name, (given) => timingSafeEqual(digest(given), expected));
+    }
+    return new Users(checks, [...vhosts], undefined);
+  }
+
+  /**
+   * Users, vhosts and permissions from RabbitMQ definitions (`rabbitmqctl export_definitions`
+   * writes them): `users` with `password_hash` and `hashing_algorithm`, `vhosts`, and
+   * `permissions` granting a user a vhost. Other keys (queues, policies, ...) are ignored.
+   *
+   * @throws TypeError for definitions of the wrong shape, naming `source` and the entry.
+   */
+  static fromDefinitions(definitions: unknown, source = 'definitions'): Users {
+    const defs = asObject(definitions, source);
+    const checks = new Map<string, PasswordCheck>();
+    for (const [i, entry] of list(defs.users, `${source}: users`)) {
+      const user = asObject(entry, `${source}: users[${i}]`);
+      const name = text(user.name, `${source}: users[${i}].name`);
+      checks.set(name, hashedCheck(user, `${source}: user '${name}'`));
+    }
+    const vhosts: string[] = [];
+    for (const [i, entry] of list(defs.vhosts, `${source}: vhosts`)) {
+      vhosts.push(
+        text(asObject(entry, `${source}: vhosts[${i}]`).name, `${source}: vhosts[${i}].name`),
+      );
+    }
+    const permissions = new Map<string, Set<string>>();
+    for (const [i, entry] of list(defs.permissions, `${source}: permissions`)) {
+      const where = `${source}: permissions[${i}]`;
+      const permission = asObject(entry, where);
+      const user = text(permission.user, `${where}.user`);
+      const vhost = text(permission.vhost, `${where}.vhost`);
+      if (!vhosts.includes(vhost)) {
+        throw new TypeError(`${where}: vhost '${vhost}' is not in the definitions' vhosts`);
+      }
+      let granted = permissions.get(user);
+      if (!granted) permissions.set(user, (granted = new Set()));
+      granted.add(vhost);
+    }
+    vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+    return new Users(checks, vhosts, permissions);
+  }
+
+  /** The user names, in the order given. */
+  get names(): string[] {
+    return [...this.#checks.keys()];
+  }
+
+  /** Whether `password` is the password of `user` (constant time in the password). */
+  authenticate(user: string, password: string): boolean {
+    const check = this.#checks.get(user);
+    return check?.(password) === true;
+  }
+
+  /** Whether `user` may open `vhost`, or why not. */
+  access(user: string, vhost: string): VhostAccess {
+    if (!this.vhosts.includes(vhost)) return 'not-found';
+    if (this.#permissions === undefined) return 'granted';
+    return this.#permissions.get(user)?.has(vhost) ? 'granted' : 'refused';
+  }
+}
+
+/**
+ * A password hashed as RabbitMQ's `rabbit_password_hashing_sha256` stores it: base64 of a
+ * random 4-byte salt followed by sha256(salt + password), the `password_hash` of a definitions
+ * file (what `rabbitmqctl hash_password` prints).
+ */
+export function hashPassword(password: string, salt: Buffer = randomBytes(SALT_BYTES)): string {
+  return Buffer.concat([salt, saltedHash('sha256', salt, password)]).toString('base64');
+}
+
+/** Whether `address` (a socket's `remoteAddress`) is on the loopback interface. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (isIP(v4) === 4) return v4.startsWith('127.');
+  return address === '::1';
+}
+
+function hashedCheck(user: Record<string, unknown>, where: string): PasswordCheck {
+  const algorithm = user.hashing_algorithm ?? 'rabbit_password_hashing_sha256';
+  const hash =
+    typeof algorithm === 'string' && Object.hasOwn(HASHES, algorithm)
+      ? HASHES[algorithm]
+      : undefined;
+  if (hash === undefined) {
+    throw new TypeError(
+      `${where}: hashing_algorithm must be one of ${Object.keys(HASHES).join(', ')}, got ${JSON.stringify(algorithm)}`,
+    );
+  }
+  const stored = user.password_hash ?? '';
+  if (typeof stored !== 'string') throw new TypeError(`${where}: password_hash must be a string`);
+  // An empty hash is a user without a password: it cannot log in with one, as in RabbitMQ.
+  if (stored === '') return () => false;
+  const bytes = Buffer.from(stored, 'base64');
+  const length = createHash(hash).digest().length;
+  if (bytes.length !== SALT_BYTES + length || bytes.toString('base64') !== stored) {
+    throw new TypeError(
+      `${where}: password_hash is not base64 of a ${SALT_BYTES}-byte salt and a ${hash} hash`,
+    );
+  }
+  const salt = bytes.subarray(0, SALT_BYTES);
+  const expected = bytes.subarray(SALT_BYTES);
+  return (password) => timingSafeEqual(saltedHash(hash, salt, password), expected);
+}
+
+function saltedHash(hash: string, salt: Buffer, password: string): Buffer {
+  return createHash(hash).update(salt).update(password, 'utf8').digest();
+}
+
+/** A fixed-length stand-in for a plain password, so comparing two takes the same time. */
+function digest(password: string): Buffer {
+  return createHash('sha256').update(password, 'utf8').digest();
+}
+
+function asObject(value: unknown, where: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${where} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, where: string): [number, unknown][] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError(`${where} must be an array`);
+  return value.map((entry, i) => [i, entry]);
+}
+
+function text(value: unknown, where: string): string {
+  if (typeof value !== 'string') throw new TypeError(`${where} must be a string`);
+  return value;
+}

@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import amqplib from 'amqplib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { bodyText, type RunningServe, startServe, until } from '../support/serve.js';
+
+const dirs: string[] = [];
+const running: RunningServe[] = [];
+
+function dataDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mqlite-serve-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(args: readonly string[]): Promise<RunningServe> {
+  const server = await startServe(args);
+  running.push(server);
+  return server;
+}
+
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.stop('SIGKILL');
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('mqlite serve', () => {
+  it('prints the URL it listens on, one line, and serves AMQP clients there', async () => {
+    const server = await serve(['--port', '0']);
+    expect(server.url).toMatch(/^amqp:\/\/127\.0\.0\.1:\d+$/);
+    const connection = await amqplib.connect(server.url);
+    const channel = await connection.createChannel();
+    await channel.assertQueue('greetings');
+    channel.sendToQueue('greetings', Buffer.from('hello'));
+    let body: string | undefined;
+    await until(
+      async () => (body = bodyText(await channel.get('greetings', { noAck: true }))) !== undefined,
+      'the message',
+    );
+    expect(body).toBe('hello');
+    await connection.close();
+    const run = await server.stop();
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${server.url}\n`);
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`on ${signal} closes connections with 320 CONNECTION_FORCED, keeps what was stored and exits 0`, async () => {
+      const data = dataDir();
+      const server = await serve(['--data', data, '--port', '0']);
+      const connection = await amqplib.connect(server.url);
+      const closed = new Promise<Error | undefined>((resolve) => connection.once('close', resolve));
+      connection.on('error', () => {});
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue('kept', { durable: true });
+      channel.sendToQueue('kept', Buffer.from('durable'), { persistent: true });
+      await channel.waitForConfirms();
+      const run = await server.stop(signal);
+      expect(run.code).toBe(0);
+      expect((await closed)?.message).toContain(
+        '320 (CONNECTION-FORCED) with message "CONNECTION_FORCED - broker forced connection closure with reason \'shutdown\'"',
+      );
+      // Reopened on the same directory: the message is there.
+      const again = await serve(['--data', data, '--port', '0']);
+      const c2 = await amqplib.connect(again.url);
+      const ch2 = await c2.createChannel();
+      const got = await ch2.get('kept', { noAck: true });
+      expect(bodyText(got)).toBe('durable');
+      await c2.close();
+      expect((await again.stop()).code).toBe(0);
+    });
+  }
+
+  it('refuses at once, exit 1, a directory another serve holds, naming its pid', async () => {
+    const data = dataDir();
+    const first = await serve(['--data', data, '--port', '0']);
+    const second = await runCli(['serve', '--data', data, '--port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`locked by process ${first.child.pid}`);
+    expect(second.stdout).toBe('');
+  });
+
+  it('with --verbose prints one line per connection event', async () => {
+    const server = await serve(['--port', '0', '--verbose']);
+    const connection = await amqplib.connect(server.url);
+    await until(() => server.output.stdout.includes('granted access'), 'the open line');
+    await connection.close();
+    await until(() => server.output.stdout.includes('closing AMQP connection'), 'the close line');
+    const lines = server.output.stdout.trim().split('\n');
+    expect(lines[0]).toBe(server.url);
+    expect(lines.slice(1).map((line) => line.replace(/127\.0\.0\.1:\d+/, 'PEER'))).toEqual([
+      'accepting AMQP connection PEER',
+      "connection PEER: user 'guest' authenticated and granted access to vhost '/'",
+      "closing AMQP connection PEER (vhost '/', user 'guest')",
+    ]);
+  });
+
+  it('exits 2 with the usage for an unknown option', async () => {
+    const run = await runCli(['serve', '--prot', '5672']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("Unknown option '--prot'");
+    expect(run.stderr).toContain('Usage: mqlite serve');
+  });
+
+  it('exits 1 naming the port when it is taken', async () => {
+    const first = await serve(['--port', '0']);
+    const run = await runCli(['serve', '--port', String(first.port)]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('EADDRINUSE');
+  });
+
+  it('--help prints the options', async () => {
+    const run = await runCli(['serve', '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('--tls-cert');
+  });
+});
