@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import { InvalidConfigError } from '../../src/errors.js';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
 import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
@@ -84,25 +85,42 @@ describe('queues declared from a config', () => {
     expect(broker.queues()).toEqual([]);
   });
 
-  it('reports malformed configs with a TypeError', async () => {
+  it('reports malformed configs with an InvalidConfigError naming the file, entry and field', async () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, '{ "queues": ');
+    const invalid = (message: string | RegExp) => ({
+      name: 'InvalidConfigError',
+      code: 'MQLITE_INVALID_CONFIG',
+      replyCode: 406,
+      message: typeof message === 'string' ? `PRECONDITION_FAILED - ${message}` : message,
+    });
+    await expect(Broker.open({ config: file })).rejects.toBeInstanceOf(InvalidConfigError);
     await expect(Broker.open({ config: file })).rejects.toThrow(
-      new RegExp(`^config ${file.replaceAll('/', '\\/')}: not valid JSON`),
+      new RegExp(`^PRECONDITION_FAILED - config ${file.replaceAll('/', '\\/')}: not valid JSON`),
     );
     await expect(
       Broker.open({ config: { queues: { q: { maxPriorty: 1 } } } as never }),
-    ).rejects.toThrow(new TypeError("config: queue 'q': unknown queue option 'maxPriorty'"));
+    ).rejects.toMatchObject(invalid("config: queue 'q': unknown queue option 'maxPriorty'"));
     await expect(
       Broker.open({ config: { queues: { q: { type: 'sorted' } } } as never }),
-    ).rejects.toThrow(
-      /config: queue 'q': option 'type' must be 'classic', 'stream', 'lvq' or 'priority', got "sorted"/,
+    ).rejects.toMatchObject(
+      invalid(
+        `config: queue 'q': option 'type' must be 'classic', 'stream', 'lvq' or 'priority', got "sorted"`,
+      ),
     );
-    await expect(Broker.open({ config: { queues: { q: { type: 'priority' } } } })).rejects.toThrow(
-      "config: queue 'q': type 'priority' needs 'maxPriority'",
+    await expect(
+      Broker.open({ config: { queues: { q: { type: 'priority' } } } }),
+    ).rejects.toMatchObject(invalid("config: queue 'q': type 'priority' needs 'maxPriority'"));
+    await expect(Broker.open({ config: { topics: {} } as never })).rejects.toMatchObject(
+      invalid("config: unknown key 'topics'"),
     );
-    await expect(Broker.open({ config: { exchanges: {} } as never })).rejects.toThrow(
-      "config: unknown key 'exchanges'",
+    await expect(
+      Broker.open({ config: { exchanges: { logs: { type: 'topic', durabel: true } } } as never }),
+    ).rejects.toMatchObject(invalid("config: exchange 'logs': unknown field 'durabel'"));
+    await expect(
+      Broker.open({ config: { bindings: [{ source: 'amq.topic', destination: 7 }] } as never }),
+    ).rejects.toMatchObject(
+      invalid("config: bindings[0]: field 'destination' must be a string, got 7"),
     );
     await expect(Broker.open({ config: { queues: { 'amq.x': {} } } })).rejects.toMatchObject({
       replyCode: 403,
