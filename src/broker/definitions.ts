@@ -37,7 +37,8 @@ export interface ExchangeDefinition {
   type: string;
   durable: boolean;
   auto_delete: boolean;
-  internal: boolean;
+  /** Written by mqlite's export (RabbitMQ's leaves internal exchanges out); false when absent. */
+  internal?: boolean;
   arguments: Record<string, JsonValue>;
 }
 

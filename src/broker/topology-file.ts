@@ -116,7 +116,7 @@ export function namedEntries(
   byName: boolean,
 ): [name: string, entry: unknown, where: string][] {
   if (value === undefined) return [];
-  const kind = section.replace(/s$/, '');
+  const kind = section === 'policies' ? 'policy' : section.slice(0, -1);
   const out: [string, unknown, string][] = [];
   if (Array.isArray(value)) {
     value.forEach((entry, i) => {
