@@ -17,11 +17,19 @@ export {
   type QueueBindings,
   type QueueInfo,
 } from './broker/broker.js';
-export type { BrokerConfig, QueueConfig } from './broker/config.js';
+export type { BindingConfig, BrokerConfig, ExchangeConfig, QueueConfig } from './broker/config.js';
 export type { QueueDeclareOptions, QueueKind } from './broker/declare-options.js';
+export type {
+  BindingDefinition,
+  Definitions,
+  ExchangeDefinition,
+  PolicyDefinition,
+  QueueDefinition,
+} from './broker/definitions.js';
 export type { DeclaredQueue } from './broker/queue-handle.js';
 export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
+export type { PolicyApplyTo, PolicySettings } from './broker/topology.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export {
@@ -38,7 +46,7 @@ export {
   type RetentionEvent,
 } from './diagnostics.js';
 export * from './errors.js';
-export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
+export type { DestinationType, ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
 export type {
   FieldTable,
