@@ -71,7 +71,7 @@ import {
   type StoredQueue,
   saveOwnDeclaration,
 } from './registry.js';
-import { routingKeysOf, withoutBcc } from './sender-selected.js';
+import { deadLetterRoutingKeys, routingKeysOf, withoutBcc } from './sender-selected.js';
 import { BrokerSession, type SessionHost } from './session.js';
 import { applyTopology, type TopologyHost } from './topology.js';
 
@@ -218,7 +218,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     });
     const exchanges = this.#exchanges;
     this.#deadLetter = createDeadLetterRouter(
-      (exchange, routingKey, headers) => exchanges.route(exchange, routingKey, headers),
+      (exchange, routingKey, headers) =>
+        exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
       (name) => this.#entries.get(name)?.queue,
     );
   }

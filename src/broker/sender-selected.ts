@@ -20,6 +20,30 @@ export function routingKeysOf(
   routingKey: string,
   headers: Readonly<FieldTable> | undefined,
 ): string | string[] {
+  return collectKeys(routingKey, headers, (header, value) => {
+    throw new PreconditionFailedError(
+      `invalid message: {unacceptable_type_in_header,"${header}",${amqpTypeName(value)}}`,
+    );
+  });
+}
+
+/**
+ * The routing keys of a dead-lettered message: its key and its `CC` (the dead-letter copy has
+ * no `CC` when a dead-letter routing key replaced its key). A header that is not an array, which
+ * a message published to a queue directly may carry, adds nothing.
+ */
+export function deadLetterRoutingKeys(
+  routingKey: string,
+  headers: Readonly<FieldTable> | undefined,
+): string | string[] {
+  return collectKeys(routingKey, headers, () => {});
+}
+
+function collectKeys(
+  routingKey: string,
+  headers: Readonly<FieldTable> | undefined,
+  notArray: (header: string, value: FieldValue) => void,
+): string | string[] {
   if (headers === undefined || (headers.CC === undefined && headers.BCC === undefined)) {
     return routingKey;
   }
@@ -27,12 +51,8 @@ export function routingKeysOf(
   for (const header of ROUTING_HEADERS) {
     const value = headers[header];
     if (value === undefined) continue;
-    if (!Array.isArray(value)) {
-      throw new PreconditionFailedError(
-        `invalid message: {unacceptable_type_in_header,"${header}",${amqpTypeName(value as FieldValue)}}`,
-      );
-    }
-    for (const key of value) if (typeof key === 'string') keys.push(key);
+    if (!Array.isArray(value)) notArray(header, value as FieldValue);
+    else for (const key of value) if (typeof key === 'string') keys.push(key);
   }
   return keys;
 }

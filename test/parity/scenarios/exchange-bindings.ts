@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, expectAmqpError } from '../helpers.js';
+import { drain, eventually, expectAmqpError } from '../helpers.js';
 import type { Scenario } from '../types.js';
 
 /** Exchange-to-exchange bindings and sender-selected distribution (`CC`, `BCC`). */
@@ -124,6 +124,53 @@ export const exchangeBindingScenarios: Scenario[] = [
         406,
         'invalid message: {unacceptable_type_in_header,"CC",longstr}',
       );
+    },
+  },
+  {
+    name: 'a rejected message with CC is dead-lettered by its key and CC, or by the dead-letter routing key alone (CC dropped)',
+    async run(_session, ctx) {
+      const dlx = await ctx.exchange('cc-dlx', 'direct', { durable: false });
+      const targets: Record<string, Awaited<ReturnType<typeof ctx.queue>>> = {};
+      for (const key of ['own', 'copy', 'fixed']) {
+        targets[key] = await ctx.queue(`cc-dl-${key}`, { durable: false });
+        await targets[key].bind(dlx.name, key);
+      }
+      const byKeys = await ctx.queue('cc-dl-src', {
+        durable: false,
+        arguments: { 'x-dead-letter-exchange': dlx.name },
+      });
+      const byFixed = await ctx.queue('cc-dl-src-fixed', {
+        durable: false,
+        arguments: { 'x-dead-letter-exchange': dlx.name, 'x-dead-letter-routing-key': 'fixed' },
+      });
+      const ex = await ctx.exchange('cc-dl-in', 'direct', { durable: false });
+      await byKeys.bind(ex.name, 'own');
+      await byFixed.bind(ex.name, 'other');
+      await ex.publish('one', { routingKey: 'own', headers: { CC: ['copy'] } });
+      await ex.publish('two', { routingKey: 'other', headers: { CC: ['copy'] } });
+      for (const q of [byKeys, byFixed]) {
+        const m = await q.get({ noAck: false });
+        await m?.reject(false);
+      }
+      const arrived = (q: (typeof targets)[string]) =>
+        eventually(
+          () => q.get({ noAck: true }),
+          (m) => m !== null,
+          `a dead letter in ${q.name}`,
+        );
+      const own = await arrived(targets.own!);
+      const copy = await arrived(targets.copy!);
+      const fixed = await arrived(targets.fixed!);
+      expect([own?.bodyString(), copy?.bodyString(), fixed?.bodyString()]).toEqual([
+        'one',
+        'one',
+        'two',
+      ]);
+      expect(own?.properties.headers?.CC).toEqual(['copy']);
+      const [death] = own?.properties.headers?.['x-death'] as Record<string, unknown>[];
+      expect(death?.['routing-keys']).toEqual(['own', 'copy']);
+      expect(fixed?.properties.headers?.CC).toBeUndefined();
+      for (const q of Object.values(targets)) expect(await drain(q)).toEqual([]);
     },
   },
 ];
