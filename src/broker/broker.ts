@@ -226,15 +226,15 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   /**
    * Opens a broker: on persistent storage every durable queue declared before comes back with
-   * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then the
-   * `config` queues are declared.
+   * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then what
+   * `definitions` and `config` declare is declared.
    *
    * A failed open closes the storage it was given (so its directory can be opened again) and
    * throws the error that stopped it.
    *
-   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`) or a malformed
-   *   config; a config entry that is invalid or conflicts with a stored queue fails with its
-   *   error, naming the config and the queue.
+   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`);
+   *   InvalidConfigError for a malformed config or definitions file; an entry that is invalid or
+   *   conflicts with what is stored fails with its error, naming the file and the entry.
    * @throws StorageError when the storage's files cannot be read or written (a full disk).
    */
   static async open(options: BrokerOptions = {}): Promise<Broker> {

@@ -167,7 +167,7 @@ export const exchangeBindingScenarios: Scenario[] = [
         'two',
       ]);
       expect(own?.properties.headers?.CC).toEqual(['copy']);
-      const [death] = own?.properties.headers?.['x-death'] as Record<string, unknown>[];
+      const [death] = (own?.properties.headers?.['x-death'] ?? []) as Record<string, unknown>[];
       expect(death?.['routing-keys']).toEqual(['own', 'copy']);
       expect(fixed?.properties.headers?.CC).toBeUndefined();
       for (const q of Object.values(targets)) expect(await drain(q)).toEqual([]);
