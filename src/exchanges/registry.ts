@@ -439,7 +439,7 @@ export class Exchanges {
     // The common case, an exchange bound to queues only that matched some: no walk.
     if (first.exchangeBindings === 0) {
       match(first, routingKeys, headers, out);
-      if (out.size > 0) return out;
+      if (out.size > 0 || typeof first.arguments[ALTERNATE_EXCHANGE] !== 'string') return out;
     }
     const seen = new Set([first.name]);
     const work = [first];
