@@ -7,6 +7,8 @@ import {
 import type { FieldTable } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
+import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import { bindingInfo, destinationKey, exchangeOfKey } from './destination-key.js';
 import { DirectRouter } from './direct.js';
 import { FanoutRouter } from './fanout.js';
 import {
@@ -79,14 +81,7 @@ interface ExchangeState {
 }
 
 const DEFAULT_EXCHANGE = '';
-/**
- * Routers see destinations as opaque keys: a queue's key is its name, an exchange's is its name
- * behind a lone low surrogate, which no queue name holds (queue names are well-formed Unicode), so
- * a queue and an exchange of the same name never meet.
- */
-const EXCHANGE_KEY = String.fromCharCode(0xdc00);
 const ALTERNATE_EXCHANGE = 'alternate-exchange';
-const MAX_SHORTSTR_BYTES = 255;
 
 /** The exchanges every virtual host starts with, as RabbitMQ predeclares them (all durable). */
 const PREDECLARED: readonly [string, ExchangeType][] = [
@@ -631,22 +626,6 @@ function info(state: ExchangeState): ExchangeInfo {
   };
 }
 
-function destinationKey(name: string, type: DestinationType): string {
-  return type === 'exchange' ? EXCHANGE_KEY + name : name;
-}
-
-/** The exchange a destination key names, or undefined for a queue's key. */
-function exchangeOfKey(key: string): string | undefined {
-  return key.startsWith(EXCHANGE_KEY) ? key.slice(EXCHANGE_KEY.length) : undefined;
-}
-
-function bindingInfo(binding: Binding): BindingInfo {
-  const exchange = exchangeOfKey(binding.destination);
-  return exchange === undefined
-    ? { ...binding, destinationType: 'queue' }
-    : { ...binding, destination: exchange, destinationType: 'exchange' };
-}
-
 function keyList(routingKeys: string | readonly string[]): readonly string[] {
   return typeof routingKeys === 'string' ? [routingKeys] : routingKeys;
 }
@@ -668,30 +647,4 @@ function isExchangeType(type: unknown): type is ExchangeType {
 
 function bindingId(destination: string, routingKey: string, args: Readonly<FieldTable>): string {
   return `${destination}\u0000${routingKey}\u0000${fieldKey(args)}`;
-}
-
-function flag(value: unknown, fallback: boolean, what: string): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${what} must be a boolean`);
-  return value;
-}
-
-function checkShortString(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
-  if (Buffer.byteLength(value, 'utf8') > MAX_SHORTSTR_BYTES) {
-    throw new RangeError(`${what} is longer than ${MAX_SHORTSTR_BYTES} bytes`);
-  }
-}
-
-/** A private copy of an argument table, so later changes by the caller change nothing stored. */
-function copyArgs(args: unknown, what: string): FieldTable {
-  if (args === undefined) return {};
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    throw new TypeError(`${what} must be a plain object`);
-  }
-  try {
-    return structuredClone(args as FieldTable);
-  } catch (cause) {
-    throw new TypeError(`${what} must hold only field-table values`, { cause });
-  }
 }
