@@ -78,13 +78,8 @@ export interface TopologyHost {
   readonly setPolicy: ((name: string, policy: PolicySettings) => unknown) | undefined;
 }
 
-/** How an entry is named in messages. */
-export function entryName(
-  entry: TopologyExchange | TopologyQueue | TopologyBinding | TopologyPolicy,
-  kind: 'exchange' | 'queue' | 'binding' | 'policy',
-): string {
-  if (kind !== 'binding') return `${kind} '${(entry as TopologyQueue).name}'`;
-  const b = entry as TopologyBinding;
+/** How a binding is named in messages. */
+function bindingEntry(b: TopologyBinding): string {
   return `binding of ${b.destinationType} '${b.destination}' to exchange '${b.source}' with routing key '${b.routingKey}'`;
 }
 
@@ -97,16 +92,23 @@ export function entryName(
 export async function applyTopology(host: TopologyHost, topology: Topology): Promise<void> {
   const inFile = (error: unknown, entry: string) => contextError(topology.source, entry, error);
   const queues = topology.queues.filter((q) => !host.isDamaged(q.name));
+  const step = async (entry: string, work: () => unknown) => {
+    try {
+      await work();
+    } catch (error) {
+      throw inFile(error, entry);
+    }
+  };
   for (const e of topology.exchanges) {
-    attempt(() => host.checkExchange(e.name, e.type, e.options), inFile, entryName(e, 'exchange'));
+    await step(`exchange '${e.name}'`, () => host.checkExchange(e.name, e.type, e.options));
   }
   for (const q of queues) {
-    attempt(() => host.checkQueue(q.name, q.options), inFile, entryName(q, 'queue'));
+    await step(`queue '${q.name}'`, () => host.checkQueue(q.name, q.options));
   }
   const exchanges = new Set(topology.exchanges.map((e) => e.name));
   const queueNames = new Set(topology.queues.map((q) => q.name));
   for (const b of topology.bindings) {
-    const where = entryName(b, 'binding');
+    const where = bindingEntry(b);
     if (!exchanges.has(b.source) && !host.hasExchange(b.source)) {
       throw inFile(new InvalidConfigError(`no exchange '${b.source}' to bind to`), where);
     }
@@ -120,41 +122,20 @@ export async function applyTopology(host: TopologyHost, topology: Topology): Pro
   }
   const [policy] = topology.policies;
   if (policy && !host.setPolicy) {
-    throw inFile(
-      new NotImplementedError('policies are not supported'),
-      entryName(policy, 'policy'),
-    );
+    throw inFile(new NotImplementedError('policies are not supported'), `policy '${policy.name}'`);
   }
   for (const e of topology.exchanges) {
-    await settle(host.declareExchange(e.name, e.type, e.options), inFile, entryName(e, 'exchange'));
+    await step(`exchange '${e.name}'`, () => host.declareExchange(e.name, e.type, e.options));
   }
   for (const q of queues) {
-    await settle(host.declareQueue(q.name, q.options), inFile, entryName(q, 'queue'));
+    await step(`queue '${q.name}'`, () => host.declareQueue(q.name, q.options));
   }
   for (const b of topology.bindings) {
     if (b.destinationType === 'queue' && host.isDamaged(b.destination)) continue;
-    await settle(host.bind(b), inFile, entryName(b, 'binding'));
+    await step(bindingEntry(b), () => host.bind(b));
   }
   for (const { name, ...settings } of topology.policies) {
-    await settle(Promise.resolve(host.setPolicy?.(name, settings)), inFile, `policy '${name}'`);
-  }
-}
-
-type InFile = (error: unknown, entry: string) => MqliteError;
-
-function attempt(check: () => void, inFile: InFile, entry: string): void {
-  try {
-    check();
-  } catch (error) {
-    throw inFile(error, entry);
-  }
-}
-
-async function settle(work: Promise<unknown>, inFile: InFile, entry: string): Promise<void> {
-  try {
-    await work;
-  } catch (error) {
-    throw inFile(error, entry);
+    await step(`policy '${name}'`, () => host.setPolicy?.(name, settings));
   }
 }
 
