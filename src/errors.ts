@@ -23,6 +23,7 @@ export type MqliteErrorCode =
   | 'MQLITE_TIMEOUT'
   | 'MQLITE_ABORTED'
   | 'MQLITE_COMMAND_INVALID'
+  | 'MQLITE_INVALID_CONFIG'
   | 'MQLITE_OFFSET_CLAMPED';
 
 /** AMQP reply codes used by the library. */
@@ -266,6 +267,17 @@ export class CommandInvalidError extends MqliteError {
   override name = 'CommandInvalidError';
   constructor(detail: string, options?: ErrorOptions) {
     super('MQLITE_COMMAND_INVALID', ReplyCode.COMMAND_INVALID, detail, options);
+  }
+}
+
+/**
+ * 406: a config or definitions file (or object) that cannot be loaded: not JSON, an entry of the
+ * wrong shape, an unknown key or a bad value. The message names the file, the entry and the field.
+ */
+export class InvalidConfigError extends MqliteError {
+  override name = 'InvalidConfigError';
+  constructor(detail: string, options?: ErrorOptions) {
+    super('MQLITE_INVALID_CONFIG', ReplyCode.PRECONDITION_FAILED, detail, options);
   }
 }
 

@@ -16,12 +16,18 @@ export {
   type ExchangeRef,
   type QueueBindings,
 } from './broker/broker.js';
-export type { BrokerConfig, QueueConfig } from './broker/config.js';
+export type { BindingConfig, BrokerConfig, ExchangeConfig, QueueConfig } from './broker/config.js';
 export type {
   Declaration as QueueDeclaration,
   QueueDeclareOptions,
   QueueKind,
 } from './broker/declare-options.js';
+export type {
+  BindingDefinition,
+  Definitions,
+  ExchangeDefinition,
+  QueueDefinition,
+} from './broker/definitions.js';
 export type {
   Policy,
   PolicyDefinition,
@@ -50,7 +56,7 @@ export {
   type UnroutableEvent,
 } from './diagnostics.js';
 export * from './errors.js';
-export type { ExchangeInfo, ExchangeType } from './exchanges/types.js';
+export type { DestinationType, ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
 export type {
   FieldTable,

@@ -26,7 +26,7 @@ import {
   ResourceLockedError,
 } from '../errors.js';
 import { Exchanges } from '../exchanges/registry.js';
-import type { ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
+import type { DestinationType, ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
 import { checkGeoHeaders } from '../filters/index.js';
 import { normalizeMessage } from '../message/normalize.js';
 import type { FieldTable, PublishBody } from '../message/types.js';
@@ -35,8 +35,12 @@ import type { Subscription } from '../queues/consumer.js';
 import { refuseUnknownArguments } from '../queues/unknown-names.js';
 import { memoryStorage } from '../storage/memory.js';
 import type { Namespace, StorageAdapter } from '../storage/types.js';
-import { checkStorage } from './check-storage.js';
-import { type BrokerConfig, configError, type LoadedConfig, loadConfig } from './config.js';
+import {
+  type BrokerOptions,
+  checkOptions,
+  checkStorage,
+  loadTopologies,
+} from './broker-options.js';
 import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
 import { createDeadLetterRouter } from './dead-letter.js';
 import {
@@ -44,6 +48,7 @@ import {
   type QueueDeclareOptions,
   resolveDeclaration,
 } from './declare-options.js';
+import { type Definitions, writeDefinitions } from './definitions.js';
 import { assertEquivalent } from './equivalence.js';
 import {
   BrokerExchange,
@@ -73,41 +78,11 @@ import {
   type StoredQueue,
   saveOwnDeclaration,
 } from './registry.js';
+import { deadLetterRoutingKeys, routingKeysOf, withoutBcc } from './sender-selected.js';
 import { BrokerSession, type SessionHost } from './session.js';
+import { applyTopology, type TopologyHost } from './topology.js';
 
-/** Options of `Broker.open()`. */
-export interface BrokerOptions {
-  /**
-   * Where queues live: `memoryStorage()` (the default) or `fsStorage({ dir })` for durability.
-   * The broker takes ownership of the adapter and closes it with itself.
-   */
-  storage?: StorageAdapter;
-  /** Clock of every time-based rule (default: the system clock; `ManualClock` in tests). */
-  clock?: Clock;
-  /**
-   * Queues to declare at startup: a path to a JSON file, or the config object itself (see
-   * `BrokerConfig`). Queues that exist already must match it (406 otherwise).
-   */
-  config?: string | URL | BrokerConfig;
-  /**
-   * Receives errors no caller awaits, with where they came from (`context.source`, `queue`,
-   * `consumerTag`): a consumer callback that threw (whatever its ack mode), a dead letter its
-   * target could not store, a timer's work that failed, and every report of damaged stored data
-   * (`source: 'storage'`): a queue that could not be opened (a `CorruptionError`, see
-   * `broker.damaged()`) and what recovery cut, skipped, restored or reset (a `DataLossError`).
-   * Default: a process warning. Every such error is also published on the `mqlite:error`
-   * diagnostics channel.
-   */
-  onError?: ErrorHandler;
-  /**
-   * Refuse what a broker would accept and ignore: a queue argument the queue's kind does not act
-   * on, a consumer argument it does not know (`PreconditionFailedError` 406, naming the nearest
-   * known one: "unknown argument 'x-max-lenght' for queue 'jobs' in vhost '/' (did you mean
-   * 'x-max-length'?)"). Default false: unknown `x-` arguments are accepted, as brokers accept them.
-   */
-  strict?: boolean;
-}
-
+export type { BrokerOptions } from './broker-options.js';
 export type { DamagedQueue } from './damaged-queues.js';
 export type {
   BrokerExchange,
@@ -139,9 +114,9 @@ interface Entry {
 }
 
 const VHOST = '/';
+type Args = Record<string, unknown>;
 /** Longest routing key: an AMQP short string. */
 const MAX_KEY_BYTES = 255;
-const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'onError', 'strict']);
 
 /**
  * An in-process broker: one virtual host of queues.
@@ -202,6 +177,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #exchangeHost: ExchangeHost = {
     publish: (exchange, body, options) => this.#publish(exchange, body, options),
     delete: (exchange, options) => this.deleteExchange(exchange, options),
+    bind: (destination, source, key, args) => this.bindExchange(destination, source, key, args),
+    unbind: (destination, source, key, args) => this.unbindExchange(destination, source, key, args),
   };
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
@@ -236,22 +213,23 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     });
     const exchanges = this.#exchanges;
     this.#deadLetter = createDeadLetterRouter(
-      (exchange, routingKey, headers) => exchanges.route(exchange, routingKey, headers),
+      (exchange, routingKey, headers) =>
+        exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
       (name) => this.#entries.get(name)?.queue,
     );
   }
 
   /**
    * Opens a broker: on persistent storage every durable queue declared before comes back with
-   * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then the
-   * `config` queues are declared.
+   * its messages (non-durable and exclusive ones are deleted, as at a broker restart); then what
+   * `definitions` and `config` declare is declared.
    *
    * A failed open closes the storage it was given (so its directory can be opened again) and
    * throws the error that stopped it.
    *
-   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`) or a malformed
-   *   config; a config entry that is invalid or conflicts with a stored queue fails with its
-   *   error, naming the config and the queue.
+   * @throws TypeError for bad options (a `storage` that is no `StorageAdapter`);
+   *   InvalidConfigError for a malformed config or definitions file; an entry that is invalid or
+   *   conflicts with what is stored fails with its error, naming the file and the entry.
    * @throws StorageError when the storage's files cannot be read or written (a full disk).
    */
   static async open(options: BrokerOptions = {}): Promise<Broker> {
@@ -260,19 +238,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     if (given !== undefined) checkStorage(given);
     let broker: Broker | undefined;
     try {
-      if (typeof options !== 'object' || options === null) {
-        throw new TypeError('Broker.open() options must be an object');
-      }
-      for (const key of Object.keys(options)) {
-        if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
-      }
-      if (options.onError !== undefined && typeof options.onError !== 'function') {
-        throw new TypeError('Broker option onError must be a function');
-      }
-      if (options.strict !== undefined && typeof options.strict !== 'boolean') {
-        throw new TypeError('Broker option strict must be a boolean');
-      }
-      const config = options.config === undefined ? undefined : await loadConfig(options.config);
+      checkOptions(options);
+      const topologies = await loadTopologies(options);
       const storage = given ?? memoryStorage();
       const onError = options.onError ?? warnOnError;
       const damaged = new DamagedQueues(onError);
@@ -287,7 +254,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         options.strict === true,
       );
       await broker.#restore();
-      if (config) await broker.#applyConfig(config);
+      for (const topology of topologies) await applyTopology(broker.#topologyHost(), topology);
       return broker;
     } catch (error) {
       // The error that stopped the open is the one to see; a failure to close after it (the
@@ -365,12 +332,52 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
-  /** The bindings leading to a queue, with their source exchange (the default one not listed). */
-  bindings(queue: string): { source: string; routingKey: string; args: Readonly<FieldTable> }[] {
+  /** The bindings leading to a queue (or an exchange), with their source (`""` not listed). */
+  bindings(
+    destination: string,
+    destinationType: DestinationType = 'queue',
+  ): { source: string; routingKey: string; args: Readonly<FieldTable> }[] {
     assertOpen(this.closed, 'broker');
     return this.#exchanges
-      .bindingsTo(queue)
+      .bindingsTo(destination, destinationType)
       .map(({ source, routingKey, args }) => ({ source, routingKey, args }));
+  }
+
+  /**
+   * Binds the exchange `destination` to the exchange `source` (AMQP's `exchange.bind`): what
+   * `source` routes by this binding, `destination` routes on with the same keys and headers. A
+   * message reaches each queue once, and a cycle of bindings ends, as in RabbitMQ.
+   * @throws AccessRefusedError (403) for the default exchange; NotFoundError (404) when either
+   *   exchange is missing; PreconditionFailedError (406) for an invalid headers `x-match`.
+   */
+  bindExchange(destination: string, source: string, routingKey = '', args: Args = {}) {
+    return this.#exchangeBinding(() =>
+      this.#exchanges.bindExchange(destination, source, routingKey, args as FieldTable),
+    );
+  }
+
+  /**
+   * Removes an exchange-to-exchange binding with exactly this key and arguments (a missing one is
+   * no error); an auto-delete `source` that loses its last binding is deleted, as in RabbitMQ.
+   */
+  unbindExchange(destination: string, source: string, routingKey = '', args: Args = {}) {
+    return this.#exchangeBinding(() =>
+      this.#exchanges.unbindExchange(destination, source, routingKey, args as FieldTable),
+    );
+  }
+
+  /**
+   * The broker's topology in the format of RabbitMQ's definitions export (`rabbitmqctl
+   * export_definitions`): `rabbitmqctl import_definitions` loads it into RabbitMQ, and
+   * `Broker.open({ definitions })` into a broker. Exclusive queues are left out, as RabbitMQ
+   * leaves them out.
+   */
+  exportDefinitions(): Definitions {
+    const exchanges = this.exchanges();
+    const bindings = exchanges.flatMap(({ name }) =>
+      this.#exchanges.bindings(name).map((b) => ({ source: name, ...b })),
+    );
+    return writeDefinitions(this.queues(), exchanges, bindings, this.policies());
   }
 
   /** The broker's counters (unroutable messages). */
@@ -711,13 +718,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       await this.#restoreQueue(queue, present);
     }
     for (const name of onDisk ?? []) await this.#adoptOrphan(name);
-    for (const exchange of this.#exchanges.list()) {
-      for (const { destination } of this.#exchanges.bindings(exchange.name)) {
-        if (!this.#entries.has(destination) && !this.#damaged.has(destination)) {
-          this.#exchanges.removeDestination(destination);
-        }
-      }
-    }
+    this.#exchanges.removeQueues((queue) => !this.#entries.has(queue) && !this.#damaged.has(queue));
     await this.#registry.sync();
   }
 
@@ -772,6 +773,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     await this.#restoreQueue({ name, declaration }, true);
   }
 
+  async #exchangeBinding(change: () => boolean): Promise<void> {
+    assertOpen(this.closed, 'broker');
+    if (change()) await this.#registry.sync();
+  }
+
   /** Runs a bind or unbind for a queue that must exist, and persists the change. */
   async #bindings(queue: string, change: () => boolean): Promise<void> {
     assertOpen(this.closed, 'broker');
@@ -800,9 +806,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       if (routingKey.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(routingKey) > MAX_KEY_BYTES) {
         throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
       }
-      const message = normalizeMessage(body, options, exchange, routingKey);
-      checkGeoHeaders(message.properties.headers);
-      const targets = exchanges.route(exchange, routingKey, message.properties.headers);
+      const normalized = normalizeMessage(body, options, exchange, routingKey);
+      const headers = normalized.properties.headers;
+      checkGeoHeaders(headers);
+      const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
+      const message = withoutBcc(normalized);
       if (targets.size === 0) {
         if (options?.mandatory === true) {
           this.#unroutableReturned++;
@@ -835,27 +843,30 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return Promise.reject(this.#damaged.errorOf(name));
   }
 
-  /**
-   * Validates every config entry first, so a bad config declares nothing. Damaged queues are
-   * left as they are (they were reported).
-   */
-  async #applyConfig(config: LoadedConfig): Promise<void> {
-    const declarations: Declaration[] = [];
-    for (const { name, options } of config.queues) {
-      if (this.#damaged.has(name)) continue;
-      try {
+  /** What loading a config or definitions file asks of the broker. */
+  #topologyHost(): TopologyHost {
+    return {
+      checkQueue: (name, options) => {
         const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
         const existing = this.#entries.get(name);
-        if (existing) {
-          this.#checkOwner(existing, this, declaration.exclusive);
-          assertEquivalent(existing.declaration, declaration, VHOST);
+        if (!existing) return;
+        this.#checkOwner(existing, this, declaration.exclusive);
+        assertEquivalent(existing.declaration, declaration, VHOST);
+      },
+      checkExchange: (name, type, options) => this.#exchanges.check(name, type, options),
+      hasQueue: (name) => this.#entries.has(name) || this.#damaged.has(name),
+      hasExchange: (name) => this.#exchanges.has(name),
+      isDamaged: (name) => this.#damaged.has(name),
+      declareQueue: (name, options) => this.queue(name, options),
+      declareExchange: (name, type, options) => this.exchange(name, type, options),
+      bind: async (b) => {
+        if (b.destinationType === 'exchange') {
+          return this.bindExchange(b.destination, b.source, b.routingKey, b.args);
         }
-        declarations.push(declaration);
-      } catch (error) {
-        throw configError(config.source, name, error);
-      }
-    }
-    for (const declaration of declarations) await this.#create(declaration, this);
+        await this.#entry(b.destination).queue.bind(b.source, b.routingKey, b.args);
+      },
+      setPolicy: (name, policy) => this.setPolicy(name, policy),
+    };
   }
 
   async #shutdown(): Promise<void> {

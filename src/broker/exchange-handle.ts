@@ -1,10 +1,11 @@
 /**
  * The handle `broker.exchange()` returns, shaped like `AMQPExchange` of `@cloudamqp/amqp-client`:
- * publish with a routing key, delete. The exchange itself lives in the broker's registry; a
+ * publish with a routing key, bind to and unbind from another exchange, delete. The exchange itself lives in the broker's registry; a
  * handle only names it, so a handle of a deleted exchange fails with 404 as a client's would.
  */
 import type { ExchangeDeclareOptions } from '../exchanges/types.js';
-import type { MessageProperties, PublishBody } from '../message/types.js';
+import type { FieldTable, MessageProperties, PublishBody } from '../message/types.js';
+import { type ExchangeRef, exchangeName } from './queue-handle.js';
 
 /** Options of `broker.exchange()`: the declare flags and the arguments table. */
 export interface ExchangeOptions extends Omit<ExchangeDeclareOptions, 'arguments'> {
@@ -33,6 +34,8 @@ export interface ExchangeHost {
     options: ExchangePublishOptions | undefined,
   ): Promise<void>;
   delete(exchange: string, options: { ifUnused?: boolean } | undefined): Promise<void>;
+  bind(destination: string, source: string, routingKey: string, args: FieldTable): Promise<void>;
+  unbind(destination: string, source: string, routingKey: string, args: FieldTable): Promise<void>;
 }
 
 /**
@@ -67,7 +70,37 @@ export class BrokerExchange {
   }
 
   /**
-   * Deletes the exchange and its bindings; a missing exchange is no error.
+   * Binds this exchange to the exchange `source`, as `exchange.bind` of `@cloudamqp/amqp-client`:
+   * what `source` routes by this key (or these headers) this exchange routes on. Binding twice
+   * with the same key and arguments is one binding. Resolves with this handle, for chaining.
+   * @throws AccessRefusedError (403) for the default exchange; NotFoundError (404) when either
+   *   exchange is missing; PreconditionFailedError (406) for an invalid headers `x-match`.
+   */
+  async bind(
+    source: ExchangeRef,
+    routingKey = '',
+    args: Record<string, unknown> = {},
+  ): Promise<this> {
+    await this.#host.bind(this.name, exchangeName(source), routingKey, args as FieldTable);
+    return this;
+  }
+
+  /**
+   * Removes the binding from `source` with exactly this key and arguments; a missing one is no
+   * error. An auto-delete `source` that loses its last binding is deleted.
+   */
+  async unbind(
+    source: ExchangeRef,
+    routingKey = '',
+    args: Record<string, unknown> = {},
+  ): Promise<this> {
+    await this.#host.unbind(this.name, exchangeName(source), routingKey, args as FieldTable);
+    return this;
+  }
+
+  /**
+   * Deletes the exchange and its bindings (those leading to it included); a missing exchange is
+   * no error.
    * @throws PreconditionFailedError (406) when `ifUnused` and it has bindings.
    */
   delete(options?: { ifUnused?: boolean }): Promise<void> {

@@ -11,6 +11,8 @@ export {
 export { TopicRouter, topicWords } from './topic.js';
 export {
   type Binding,
+  type BindingInfo,
+  type DestinationType,
   EXCHANGE_TYPES,
   type ExchangeDeclareOptions,
   type ExchangeInfo,

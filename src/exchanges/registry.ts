@@ -7,6 +7,8 @@ import {
 import type { FieldTable } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
+import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import { bindingInfo, destinationKey, exchangeOfKey } from './destination-key.js';
 import { DirectRouter } from './direct.js';
 import { FanoutRouter } from './fanout.js';
 import {
@@ -20,6 +22,8 @@ import { HeadersRouter } from './headers.js';
 import { TopicRouter } from './topic.js';
 import {
   type Binding,
+  type BindingInfo,
+  type DestinationType,
   EXCHANGE_TYPES,
   type ExchangeDeclareOptions,
   type ExchangeInfo,
@@ -57,6 +61,8 @@ export interface ExchangeRecord {
   readonly arguments: { readonly [key: string]: JsonValue };
   readonly bindings: readonly {
     readonly destination: string;
+    /** Absent for a queue (what every binding was before exchanges could be bound). */
+    readonly destinationType?: 'exchange';
     readonly routingKey: string;
     readonly args: { readonly [key: string]: JsonValue };
   }[];
@@ -73,13 +79,14 @@ interface ExchangeState {
   readonly internal: boolean;
   readonly arguments: Readonly<FieldTable>;
   readonly router: ExchangeRouter;
-  /** Bindings by identity key (destination, routing key, arguments). */
+  /** Bindings by identity key (destination key, routing key, arguments). */
   readonly bindings: Map<string, Binding>;
+  /** How many of them lead to an exchange: none lets a route skip the walk. */
+  exchangeBindings: number;
 }
 
 const DEFAULT_EXCHANGE = '';
 const ALTERNATE_EXCHANGE = 'alternate-exchange';
-const MAX_SHORTSTR_BYTES = 255;
 
 /** The exchanges every virtual host starts with, as RabbitMQ predeclares them (all durable). */
 const PREDECLARED: readonly [string, ExchangeType][] = [
@@ -99,9 +106,9 @@ const routers: Record<ExchangeType, () => ExchangeRouter> = {
 
 /**
  * The exchanges of one virtual host and their bindings: declare with RabbitMQ's equivalence
- * rules, bind and unbind, and route a message to the set of destination names it reaches,
- * following `alternate-exchange` when nothing matched. It holds no messages and knows nothing of
- * queues: destinations are opaque names.
+ * rules, bind and unbind queues and exchanges, and route a message to the set of queue names it
+ * reaches, through exchange-to-exchange bindings and `alternate-exchange` when an exchange matched
+ * nothing. It holds no messages and knows nothing of queues: queue destinations are opaque names.
  *
  * It starts with the default exchange `""` (the routing key names the destination; it cannot be
  * declared, bound or deleted) and `amq.direct`, `amq.fanout`, `amq.topic`, `amq.headers`,
@@ -136,34 +143,42 @@ export class Exchanges {
     options: ExchangesOptions & { keepDestination?: (destination: string) => boolean } = {},
   ): Exchanges {
     const exchanges = new Exchanges(options);
+    const keep = options.keepDestination ?? (() => true);
     exchanges.#restoring = true;
     try {
+      // Every exchange first: a binding may lead to one stored after its source.
       for (const [name, record] of Object.entries(snapshot)) {
-        let state = exchanges.#exchanges.get(name);
-        if (!state) {
-          if (!(EXCHANGE_TYPES as readonly string[]).includes(record.type)) {
-            throw new TypeError(`stored exchange '${name}' has unknown type '${record.type}'`);
-          }
-          state = exchanges.#create(
-            name,
-            record.type,
-            record.durable,
-            record.autoDelete,
-            record.internal,
-            fromJsonTable(record.arguments),
-          );
+        if (exchanges.#exchanges.has(name)) continue;
+        if (!(EXCHANGE_TYPES as readonly string[]).includes(record.type)) {
+          throw new TypeError(`stored exchange '${name}' has unknown type '${record.type}'`);
         }
+        exchanges.#create(
+          name,
+          record.type,
+          record.durable,
+          record.autoDelete,
+          record.internal,
+          fromJsonTable(record.arguments),
+        );
+      }
+      for (const [name, record] of Object.entries(snapshot)) {
+        const state = exchanges.#exchanges.get(name);
+        if (!state) continue;
         for (const b of record.bindings) {
-          if (options.keepDestination && !options.keepDestination(b.destination)) continue;
+          const toExchange = b.destinationType === 'exchange';
+          // A binding to an exchange that did not survive (not durable) goes with it.
+          if (toExchange ? !exchanges.#exchanges.has(b.destination) : !keep(b.destination)) {
+            continue;
+          }
           exchanges.#addBinding(state, {
-            destination: b.destination,
+            destination: destinationKey(b.destination, toExchange ? 'exchange' : 'queue'),
             routingKey: b.routingKey,
             args: Object.freeze(fromJsonTable(b.args)),
           });
         }
         // An auto-delete exchange whose bindings all went with their destinations goes too.
         if (state.autoDelete && state.bindings.size === 0 && record.bindings.length > 0) {
-          exchanges.#exchanges.delete(name);
+          exchanges.#remove(state);
         }
       }
     } finally {
@@ -181,6 +196,23 @@ export class Exchanges {
    * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403).
    */
   declare(name: string, type: string, options: ExchangeDeclareOptions = {}): ExchangeInfo {
+    const checked = this.#checked(name, type, options);
+    if (checked.existing) return info(checked.existing);
+    const { durable, autoDelete, internal, args } = checked;
+    const state = this.#create(name, type as ExchangeType, durable, autoDelete, internal, args);
+    this.#changed(name);
+    return info(state);
+  }
+
+  /**
+   * Throws what `declare()` with these arguments would throw, and changes nothing: a file of
+   * declarations is checked whole before any is made.
+   */
+  check(name: string, type: string, options: ExchangeDeclareOptions = {}): void {
+    this.#checked(name, type, options);
+  }
+
+  #checked(name: string, type: string, options: ExchangeDeclareOptions) {
     checkShortString(name, 'exchange name');
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('exchange options must be an object');
@@ -193,7 +225,7 @@ export class Exchanges {
     const existing = this.#exchanges.get(name);
     if (passive) {
       if (!existing) throw this.#notFound(name);
-      return info(existing);
+      return { existing };
     }
     if (!isExchangeType(type)) {
       throw new CommandInvalidError(`unknown exchange type '${String(type)}'`);
@@ -207,14 +239,12 @@ export class Exchanges {
     }
     if (existing) {
       this.#assertEquivalent(existing, type, durable, autoDelete, internal, args);
-      return info(existing);
+      return { existing };
     }
     if (name.startsWith('amq.')) {
       throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
     }
-    const state = this.#create(name, type, durable, autoDelete, internal, args);
-    this.#changed(name);
-    return info(state);
+    return { existing, durable, autoDelete, internal, args };
   }
 
   /** The exchange of that name, or undefined. */
@@ -249,9 +279,7 @@ export class Exchanges {
     if (options.ifUnused && state.bindings.size > 0) {
       throw new PreconditionFailedError(`${this.#exchangeText(name)} in use`);
     }
-    for (const b of state.bindings.values()) this.#untrackSource(b.destination, name);
-    this.#exchanges.delete(name);
-    this.#changed(name);
+    this.#remove(state);
     return true;
   }
 
@@ -262,11 +290,45 @@ export class Exchanges {
    * (404), PreconditionFailedError for an invalid headers `x-match` (406).
    */
   bind(exchange: string, destination: string, routingKey = '', args: FieldTable = {}): boolean {
-    const state = this.#bindable(exchange);
     checkShortString(destination, 'destination');
+    return this.#bind(exchange, destination, routingKey, args);
+  }
+
+  /**
+   * Binds the exchange `destination` to the exchange `source`, as AMQP's `exchange.bind`: what
+   * `source` routes by this binding, `destination` routes on, with the same routing key and
+   * headers. Cycles are allowed; a route visits each exchange once. Binding twice is a no-op
+   * (returns false).
+   * @throws AccessRefusedError (403) when either is the default exchange; NotFoundError (404) when
+   *   either is missing; PreconditionFailedError (406) for an invalid headers `x-match`.
+   */
+  bindExchange(
+    destination: string,
+    source: string,
+    routingKey = '',
+    args: FieldTable = {},
+  ): boolean {
+    return this.#bind(source, this.#exchangeDestination(destination), routingKey, args);
+  }
+
+  /**
+   * Removes an exchange-to-exchange binding with exactly this key and arguments; a missing one is
+   * not an error (returns false). An auto-delete `source` losing its last binding is deleted.
+   */
+  unbindExchange(
+    destination: string,
+    source: string,
+    routingKey = '',
+    args: FieldTable = {},
+  ): boolean {
+    return this.#unbind(source, this.#exchangeDestination(destination), routingKey, args);
+  }
+
+  #bind(exchange: string, key: string, routingKey: string, args: FieldTable): boolean {
+    const state = this.#bindable(exchange);
     checkShortString(routingKey, 'routing key');
     const binding: Binding = {
-      destination,
+      destination: key,
       routingKey,
       args: Object.freeze(copyArgs(args, 'binding arguments')),
     };
@@ -280,8 +342,12 @@ export class Exchanges {
    * error (returns false). An auto-delete exchange losing its last binding is deleted.
    */
   unbind(exchange: string, destination: string, routingKey = '', args: FieldTable = {}): boolean {
+    return this.#unbind(exchange, destination, routingKey, args);
+  }
+
+  #unbind(exchange: string, key: string, routingKey: string, args: FieldTable): boolean {
     const state = this.#bindable(exchange);
-    const id = bindingId(destination, routingKey, copyArgs(args, 'binding arguments'));
+    const id = bindingId(key, routingKey, copyArgs(args, 'binding arguments'));
     const binding = state.bindings.get(id);
     if (!binding) return false;
     this.#removeBinding(state, id, binding);
@@ -294,6 +360,10 @@ export class Exchanges {
    * exchanges left without bindings are deleted. Returns how many bindings went.
    */
   removeDestination(destination: string): number {
+    return this.#removeDestinationKey(destination);
+  }
+
+  #removeDestinationKey(destination: string): number {
     const sources = this.#sources.get(destination);
     if (!sources) return 0;
     let removed = 0;
@@ -310,17 +380,28 @@ export class Exchanges {
     return removed;
   }
 
-  /** The bindings whose source is `exchange` (empty for a missing one and for `""`). */
-  bindings(exchange: string): Binding[] {
-    return [...(this.#exchanges.get(exchange)?.bindings.values() ?? [])];
+  /** Removes every binding to a queue `gone` says is gone (queues that did not survive a restart). */
+  removeQueues(gone: (queue: string) => boolean): void {
+    for (const key of [...this.#sources.keys()]) {
+      if (exchangeOfKey(key) === undefined && gone(key)) this.#removeDestinationKey(key);
+    }
   }
 
-  /** Every binding leading to `destination`, with its source exchange. */
-  bindingsTo(destination: string): (Binding & { readonly source: string })[] {
-    const out: (Binding & { readonly source: string })[] = [];
-    for (const source of this.#sources.get(destination)?.keys() ?? []) {
+  /** The bindings whose source is `exchange` (empty for a missing one and for `""`). */
+  bindings(exchange: string): BindingInfo[] {
+    return [...(this.#exchanges.get(exchange)?.bindings.values() ?? [])].map(bindingInfo);
+  }
+
+  /** Every binding leading to the queue (or exchange) `destination`, with its source exchange. */
+  bindingsTo(
+    destination: string,
+    destinationType: DestinationType = 'queue',
+  ): (BindingInfo & { readonly source: string })[] {
+    const key = destinationKey(destination, destinationType);
+    const out: (BindingInfo & { readonly source: string })[] = [];
+    for (const source of this.#sources.get(key)?.keys() ?? []) {
       for (const b of this.#exchanges.get(source)?.bindings.values() ?? []) {
-        if (b.destination === destination) out.push({ source, ...b });
+        if (b.destination === key) out.push({ source, ...bindingInfo(b) });
       }
     }
     return out;
@@ -339,29 +420,54 @@ export class Exchanges {
   }
 
   /**
-   * The destinations a message reaches. When its exchange matches nothing, the exchange's
-   * `alternate-exchange` routes it instead, and so on down the chain (a cycle or a missing
-   * alternate ends it). A missing exchange routes nowhere.
+   * The queues a message reaches, each once. The exchange routes it by each of its routing keys
+   * (the key, and those of `CC` and `BCC`); an exchange it reaches through an exchange-to-exchange
+   * binding routes it on with the same keys and headers, and an exchange whose bindings matched
+   * nothing hands it to its `alternate-exchange`. Each exchange is visited once, so cycles end,
+   * as in RabbitMQ. A missing exchange routes nowhere.
    */
-  route(exchange: string, routingKey: string, headers?: Readonly<FieldTable>): Set<string> {
+  route(
+    exchange: string,
+    routingKeys: string | readonly string[],
+    headers?: Readonly<FieldTable>,
+  ): Set<string> {
     const out = new Set<string>();
     if (exchange === DEFAULT_EXCHANGE) {
-      if (this.#hasDestination(routingKey)) out.add(routingKey);
+      for (const key of keyList(routingKeys)) if (this.#hasDestination(key)) out.add(key);
       return out;
     }
-    let state = this.#exchanges.get(exchange);
-    let visited: Set<string> | undefined;
-    while (state) {
-      state.router.route(routingKey, headers, out);
-      if (out.size > 0) return out;
-      const alternate = state.arguments[ALTERNATE_EXCHANGE] ?? this.#policyAlternate?.(state.name);
-      if (typeof alternate !== 'string') return out;
-      visited ??= new Set();
-      visited.add(state.name);
-      if (visited.has(alternate)) return out;
-      state = this.#exchanges.get(alternate);
+    const first = this.#exchanges.get(exchange);
+    if (!first) return out;
+    // The common case, an exchange bound to queues only that matched some: no walk.
+    if (first.exchangeBindings === 0) {
+      match(first, routingKeys, headers, out);
+      if (out.size > 0 || typeof this.#alternateOf(first) !== 'string') return out;
+    }
+    const seen = new Set([first.name]);
+    const work = [first];
+    for (let state = work.pop(); state; state = work.pop()) {
+      const matched = new Set<string>();
+      match(state, routingKeys, headers, matched);
+      const alternate = this.#alternateOf(state);
+      if (matched.size === 0 && typeof alternate === 'string') {
+        matched.add(destinationKey(alternate, 'exchange'));
+      }
+      for (const key of matched) {
+        const name = exchangeOfKey(key);
+        if (name === undefined) out.add(key);
+        else if (!seen.has(name)) {
+          seen.add(name);
+          const next = this.#exchanges.get(name);
+          if (next) work.push(next);
+        }
+      }
     }
     return out;
+  }
+
+  /** The exchange's own `alternate-exchange`, or else the one a policy gives it. */
+  #alternateOf(state: ExchangeState): unknown {
+    return state.arguments[ALTERNATE_EXCHANGE] ?? this.#policyAlternate?.(state.name);
   }
 
   /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */
@@ -388,11 +494,11 @@ export class Exchanges {
       autoDelete: state.autoDelete,
       internal: state.internal,
       arguments: toJsonTable(state.arguments),
-      bindings: [...state.bindings.values()].map((b) => ({
-        destination: b.destination,
-        routingKey: b.routingKey,
-        args: toJsonTable(b.args),
-      })),
+      bindings: [...state.bindings.values()].map((b) => {
+        const { destination, destinationType } = bindingInfo(b);
+        const record = { destination, routingKey: b.routingKey, args: toJsonTable(b.args) };
+        return destinationType === 'exchange' ? { ...record, destinationType } : record;
+      }),
     };
   }
 
@@ -413,6 +519,7 @@ export class Exchanges {
       arguments: Object.freeze(args),
       router: routers[type](),
       bindings: new Map(),
+      exchangeBindings: 0,
     };
     this.#exchanges.set(name, state);
     return state;
@@ -452,11 +559,30 @@ export class Exchanges {
     return state;
   }
 
+  /** The destination key of an exchange to bind, checked as RabbitMQ checks it (403, 404). */
+  #exchangeDestination(destination: string): string {
+    checkShortString(destination, 'destination exchange name');
+    this.#bindable(destination);
+    return destinationKey(destination, 'exchange');
+  }
+
+  /**
+   * Deletes an exchange with its bindings, those leading to it included; an auto-delete source
+   * left without bindings goes too, as in RabbitMQ.
+   */
+  #remove(state: ExchangeState): void {
+    for (const b of state.bindings.values()) this.#untrackSource(b.destination, state.name);
+    this.#exchanges.delete(state.name);
+    this.#changed(state.name);
+    this.#removeDestinationKey(destinationKey(state.name, 'exchange'));
+  }
+
   #addBinding(state: ExchangeState, binding: Binding): boolean {
     const id = bindingId(binding.destination, binding.routingKey, binding.args);
     if (state.bindings.has(id)) return false;
     state.router.add(id, binding); // throws on invalid arguments before anything changed
     state.bindings.set(id, binding);
+    if (exchangeOfKey(binding.destination) !== undefined) state.exchangeBindings++;
     let sources = this.#sources.get(binding.destination);
     if (!sources) this.#sources.set(binding.destination, (sources = new Map()));
     sources.set(state.name, (sources.get(state.name) ?? 0) + 1);
@@ -466,6 +592,7 @@ export class Exchanges {
   #removeBinding(state: ExchangeState, id: string, binding: Binding): void {
     state.router.remove(id, binding);
     state.bindings.delete(id);
+    if (exchangeOfKey(binding.destination) !== undefined) state.exchangeBindings--;
     this.#untrackSource(binding.destination, state.name);
   }
 
@@ -478,8 +605,8 @@ export class Exchanges {
   }
 
   #afterUnbind(state: ExchangeState): void {
-    if (state.autoDelete && state.bindings.size === 0) this.#exchanges.delete(state.name);
-    this.#changed(state.name);
+    if (state.autoDelete && state.bindings.size === 0) this.#remove(state);
+    else this.#changed(state.name);
   }
 
   #changed(name: string): void {
@@ -511,36 +638,25 @@ function info(state: ExchangeState): ExchangeInfo {
   };
 }
 
+function keyList(routingKeys: string | readonly string[]): readonly string[] {
+  return typeof routingKeys === 'string' ? [routingKeys] : routingKeys;
+}
+
+/** Adds what the exchange's own bindings match, by any of the keys, to `out`. */
+function match(
+  state: ExchangeState,
+  routingKeys: string | readonly string[],
+  headers: Readonly<FieldTable> | undefined,
+  out: Set<string>,
+): void {
+  if (typeof routingKeys === 'string') state.router.route(routingKeys, headers, out);
+  else for (const key of routingKeys) state.router.route(key, headers, out);
+}
+
 function isExchangeType(type: unknown): type is ExchangeType {
   return (EXCHANGE_TYPES as readonly unknown[]).includes(type);
 }
 
 function bindingId(destination: string, routingKey: string, args: Readonly<FieldTable>): string {
   return `${destination}\u0000${routingKey}\u0000${fieldKey(args)}`;
-}
-
-function flag(value: unknown, fallback: boolean, what: string): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${what} must be a boolean`);
-  return value;
-}
-
-function checkShortString(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
-  if (Buffer.byteLength(value, 'utf8') > MAX_SHORTSTR_BYTES) {
-    throw new RangeError(`${what} is longer than ${MAX_SHORTSTR_BYTES} bytes`);
-  }
-}
-
-/** A private copy of an argument table, so later changes by the caller change nothing stored. */
-function copyArgs(args: unknown, what: string): FieldTable {
-  if (args === undefined) return {};
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    throw new TypeError(`${what} must be a plain object`);
-  }
-  try {
-    return structuredClone(args as FieldTable);
-  } catch (cause) {
-    throw new TypeError(`${what} must hold only field-table values`, { cause });
-  }
 }

@@ -21,6 +21,14 @@ export interface Binding {
   readonly args: Readonly<FieldTable>;
 }
 
+/** What a binding leads to: a queue, or another exchange (an exchange-to-exchange binding). */
+export type DestinationType = 'queue' | 'exchange';
+
+/** A binding as the registry lists it: the name of its destination and what that is. */
+export interface BindingInfo extends Binding {
+  readonly destinationType: DestinationType;
+}
+
 /** Declaration flags and arguments of an exchange, as `exchange.declare` carries them. */
 export interface ExchangeDeclareOptions {
   /** Only check that the exchange exists (404 if not); nothing is compared or created. */

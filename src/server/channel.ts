@@ -257,8 +257,13 @@ export class AmqpChannel implements ReplyTarget {
           .deleteExchange(method.args.exchange, { ifUnused: method.args.ifUnused })
           .then(() => this.#reply('exchange.delete-ok', {}, method.args.nowait));
       case 'exchange.bind':
+        return this.#topology
+          .bindExchange(method.args)
+          .then(() => this.#reply('exchange.bind-ok', {}, method.args.nowait));
       case 'exchange.unbind':
-        throw new AmqpException(540, 'exchange-to-exchange bindings are not supported');
+        return this.#topology
+          .unbindExchange(method.args)
+          .then(() => this.#reply('exchange.unbind-ok', {}, method.args.nowait));
       case 'queue.declare':
         return this.#topology
           .declareQueue(method.args)

@@ -72,7 +72,7 @@ const SERVER_PROPERTIES = {
   information: 'Licensed under the MIT license',
   capabilities: {
     publisher_confirms: true,
-    exchange_exchange_bindings: false,
+    exchange_exchange_bindings: true,
     'basic.nack': true,
     consumer_cancel_notify: true,
     'connection.blocked': false,

@@ -1,6 +1,6 @@
 /**
- * The exchange and queue methods of one channel, as broker calls: declare, delete, and the queue
- * lookups of bind, purge, consume and get, through the connection's session (so exclusive queues
+ * The exchange and queue methods of one channel, as broker calls: declare, delete, exchange
+ * bindings, and the queue lookups of bind, purge, consume and get, through the connection's session (so exclusive queues
  * are the connection's). An empty queue name means the queue the channel declared last, as AMQP
  * 0-9-1 specifies.
  */
@@ -30,6 +30,16 @@ export class ChannelTopology {
       internal: a.internal,
       arguments: a.arguments,
     });
+  }
+
+  /** Binds an exchange to an exchange (`exchange.bind`). */
+  bindExchange(a: ArgsOf<'exchange.bind'>): Promise<void> {
+    return this.#broker.bindExchange(a.destination, a.source, a.routingKey, a.arguments);
+  }
+
+  /** Removes an exchange-to-exchange binding (`exchange.unbind`). */
+  unbindExchange(a: ArgsOf<'exchange.unbind'>): Promise<void> {
+    return this.#broker.unbindExchange(a.destination, a.source, a.routingKey, a.arguments);
   }
 
   /** Declares (or, passive, finds) a queue; resolves with declare-ok's arguments. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import { InvalidConfigError } from '../../src/errors.js';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
 import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
@@ -84,25 +85,42 @@ describe('queues declared from a config', () => {
     expect(broker.queues()).toEqual([]);
   });
 
-  it('reports malformed configs with a TypeError', async () => {
+  it('reports malformed configs with an InvalidConfigError naming the file, entry and field', async () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, '{ "queues": ');
+    const invalid = (message: string | RegExp) => ({
+      name: 'InvalidConfigError',
+      code: 'MQLITE_INVALID_CONFIG',
+      replyCode: 406,
+      message: typeof message === 'string' ? `PRECONDITION_FAILED - ${message}` : message,
+    });
+    await expect(Broker.open({ config: file })).rejects.toBeInstanceOf(InvalidConfigError);
     await expect(Broker.open({ config: file })).rejects.toThrow(
-      new RegExp(`^config ${file.replaceAll('/', '\\/')}: not valid JSON`),
+      new RegExp(`^PRECONDITION_FAILED - config ${file.replaceAll('/', '\\/')}: not valid JSON`),
     );
     await expect(
       Broker.open({ config: { queues: { q: { maxPriorty: 1 } } } as never }),
-    ).rejects.toThrow(new TypeError("config: queue 'q': unknown queue option 'maxPriorty'"));
+    ).rejects.toMatchObject(invalid("config: queue 'q': unknown queue option 'maxPriorty'"));
     await expect(
       Broker.open({ config: { queues: { q: { type: 'sorted' } } } as never }),
-    ).rejects.toThrow(
-      /config: queue 'q': option 'type' must be 'classic', 'stream', 'lvq' or 'priority', got "sorted"/,
+    ).rejects.toMatchObject(
+      invalid(
+        `config: queue 'q': option 'type' must be 'classic', 'stream', 'lvq' or 'priority', got "sorted"`,
+      ),
     );
-    await expect(Broker.open({ config: { queues: { q: { type: 'priority' } } } })).rejects.toThrow(
-      "config: queue 'q': type 'priority' needs 'maxPriority'",
+    await expect(
+      Broker.open({ config: { queues: { q: { type: 'priority' } } } }),
+    ).rejects.toMatchObject(invalid("config: queue 'q': type 'priority' needs 'maxPriority'"));
+    await expect(Broker.open({ config: { topics: {} } as never })).rejects.toMatchObject(
+      invalid("config: unknown key 'topics'"),
     );
-    await expect(Broker.open({ config: { exchanges: {} } as never })).rejects.toThrow(
-      "config: unknown key 'exchanges'",
+    await expect(
+      Broker.open({ config: { exchanges: { logs: { type: 'topic', durabel: true } } } as never }),
+    ).rejects.toMatchObject(invalid("config: exchange 'logs': unknown field 'durabel'"));
+    await expect(
+      Broker.open({ config: { bindings: [{ source: 'amq.topic', destination: 7 }] } as never }),
+    ).rejects.toMatchObject(
+      invalid("config: bindings[0]: field 'destination' must be a string, got 7"),
     );
     await expect(Broker.open({ config: { queues: { 'amq.x': {} } } })).rejects.toMatchObject({
       replyCode: 403,
@@ -135,6 +153,90 @@ describe('queues declared from a config', () => {
       }),
     ).rejects.toThrow(
       "PRECONDITION_FAILED - config: queue 'jobs': inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received the value '7' of type 'signedint' but current is the value '5' of type 'signedint'",
+    );
+  });
+
+  it('declares the Qpid last-value queue bound to amq.direct by its own name', async () => {
+    const file = path.join(dir, 'virtualhost.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        queues: { prices: { type: 'lvq', lvqKey: 'ISIN', exchange: 'amq.direct' } },
+      }),
+    );
+    await using broker = await Broker.open({ config: file });
+    expect(broker.bindings('prices')).toEqual([
+      { source: 'amq.direct', routingKey: 'prices', args: {} },
+    ]);
+    const direct = await broker.directExchange();
+    for (const [isin, price] of [
+      ['GB00B03MLX29', 100],
+      ['US0378331005', 50],
+      ['GB00B03MLX29', 101],
+    ]) {
+      await direct.publish(String(price), { routingKey: 'prices', headers: { ISIN: isin } });
+    }
+    const prices = await broker.queue('prices', { passive: true });
+    expect(prices).toBeInstanceOf(LastValueQueue);
+    const got: string[] = [];
+    for (let m = await prices.get(); m; m = await prices.get()) got.push(m.bodyString());
+    expect(got.sort()).toEqual(['101', '50']);
+  });
+
+  it('declares exchanges and bindings, queues binding themselves with a routing key of their own', async () => {
+    await using broker = await Broker.open({
+      config: {
+        exchanges: { logs: { type: 'topic' }, all: { type: 'fanout', durable: false } },
+        queues: {
+          errors: { exchange: 'logs', routingKey: '*.error' },
+          everything: {},
+        },
+        bindings: [
+          { source: 'logs', destination: 'all', destinationType: 'exchange', routingKey: '#' },
+          { source: 'all', destination: 'everything' },
+        ],
+      },
+    });
+    expect(broker.exchanges().find((e) => e.name === 'all')?.durable).toBe(false);
+    await broker.publish('logs', 'disk', { routingKey: 'db.error' });
+    await broker.publish('logs', 'up', { routingKey: 'db.info' });
+    const bodies = async (name: string) => {
+      const q = await broker.queue(name, { passive: true });
+      const out: string[] = [];
+      for (let m = await q.get(); m; m = await q.get()) out.push(m.bodyString());
+      return out;
+    };
+    expect(await bodies('errors')).toEqual(['disk']);
+    expect(await bodies('everything')).toEqual(['disk', 'up']);
+  });
+
+  it('loads a config twice as a no-op, and refuses an exchange that differs, naming it', async () => {
+    const data = path.join(dir, 'data');
+    const config = {
+      exchanges: { logs: { type: 'topic' as const } },
+      queues: { errors: { exchange: 'logs', routingKey: '*.error' } },
+    };
+    {
+      await using broker = await Broker.open({ storage: fsStorage({ dir: data }), config });
+      await broker.publish('logs', 'kept', { routingKey: 'a.error' });
+    }
+    {
+      await using broker = await Broker.open({ storage: fsStorage({ dir: data }), config });
+      expect(broker.queues()[0]?.messages).toBe(1);
+      expect(broker.bindings('errors')).toHaveLength(1);
+    }
+    await expect(
+      Broker.open({
+        storage: fsStorage({ dir: data }),
+        config: { ...config, exchanges: { logs: { type: 'fanout' } } },
+      }),
+    ).rejects.toThrow(
+      "PRECONDITION_FAILED - config: exchange 'logs': inequivalent arg 'type' for exchange 'logs' in vhost '/': received 'fanout' but current is 'topic'",
+    );
+    await expect(
+      Broker.open({ config: { queues: { q: { exchange: 'missing' } } } }),
+    ).rejects.toThrow(
+      "config: binding of queue 'q' to exchange 'missing' with routing key 'q': no exchange 'missing' to bind to",
     );
   });
 });

@@ -22,9 +22,11 @@ export interface ParityQueue extends AMQPQueueLike {
   delete(params?: { ifUnused?: boolean; ifEmpty?: boolean }): Promise<unknown>;
 }
 
-/** An exchange handle: `AMQPExchangeLike` plus its name and `delete`. */
+/** An exchange handle: `AMQPExchangeLike` plus its name, exchange bindings and `delete`. */
 export interface ParityExchange extends AMQPExchangeLike {
   readonly name: string;
+  bind(source: string, routingKey?: string, args?: Record<string, unknown>): Promise<unknown>;
+  unbind(source: string, routingKey?: string, args?: Record<string, unknown>): Promise<unknown>;
   delete(params?: { ifUnused?: boolean }): Promise<unknown>;
 }
 

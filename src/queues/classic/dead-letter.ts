@@ -24,10 +24,16 @@ export type DeadLetterRouter = (message: StoredMessage) => void | Promise<void>;
 /** One `x-death` entry as read back from headers. */
 type DeathEntry = Readonly<Record<string, FieldValue>>;
 
+function ccKeys(headers: Readonly<FieldTable> | undefined): string[] {
+  const cc = headers?.CC;
+  return Array.isArray(cc) ? cc.filter((key): key is string => typeof key === 'string') : [];
+}
+
 /**
  * The message to route for a death of `message` in `queue`: `x-death` gains (or counts up) the
  * entry for this queue and reason, moved to the front; `x-first-death-*` are set on the first
- * death; `expiration` is removed (kept as the entry's `original-expiration`).
+ * death; `expiration` is removed (kept as the entry's `original-expiration`), and so is `CC` when
+ * a dead-letter routing key is given.
  */
 export function deadLetteredCopy(
   message: StoredMessage,
@@ -53,12 +59,15 @@ export function deadLetteredCopy(
       // An AMQP timestamp counts whole seconds: RabbitMQ's x-death times have no milliseconds.
       time: new Date(time - (time % 1000)),
       exchange: message.exchange,
-      'routing-keys': Object.freeze([message.routingKey]),
+      // The keys it was routed by: its own and its CC (a BCC is not stored to be listed).
+      'routing-keys': Object.freeze([message.routingKey, ...ccKeys(props.headers)]),
     };
     if (props.expiration !== undefined) fresh['original-expiration'] = props.expiration;
     entry = Object.freeze(fresh);
   }
   headers['x-death'] = Object.freeze([entry, ...deaths.filter((_, k) => k !== i)]);
+  // A dead-letter routing key replaces the keys CC adds, as RabbitMQ drops CC then.
+  if (routingKey !== undefined) delete headers.CC;
   if (headers['x-first-death-reason'] === undefined) {
     headers['x-first-death-reason'] = reason;
     headers['x-first-death-queue'] = queue;

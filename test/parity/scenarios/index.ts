@@ -2,6 +2,7 @@ import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
 import { mqliteOnlyScenarios } from './mqlite-only.js';
@@ -56,6 +57,7 @@ const all: readonly Scenario[] = [
   ...deadLetterScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
+  ...exchangeBindingScenarios,
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
