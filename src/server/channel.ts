@@ -417,7 +417,7 @@ export class AmqpChannel implements ReplyTarget {
       message.redelivered,
       message.exchange,
       message.routingKey,
-      message.properties,
+      wireProperties(message),
       message.body,
     );
     if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
@@ -469,7 +469,7 @@ export class AmqpChannel implements ReplyTarget {
         routingKey: message.routingKey,
         messageCount: message.messageCount ?? 0,
       });
-      writeContent(w, this.id, message.properties, message.body, frameMax);
+      writeContent(w, this.id, wireProperties(message), message.body, frameMax);
     });
   }
 
@@ -577,4 +577,14 @@ export class AmqpChannel implements ReplyTarget {
       writeContent(w, this.id, content.properties, content.body, frameMax);
     });
   }
+}
+
+/**
+ * A delivery's properties as RabbitMQ 3.10 writes them: with the `x-stream-offset` of a stream,
+ * without the `x-delivery-count` mqlite's classic queues add (RabbitMQ's quorum queues write it).
+ */
+function wireProperties(message: Message): Readonly<MessageProperties> {
+  return message.deliveryHeader === 'x-delivery-count'
+    ? message.storedProperties
+    : message.properties;
 }

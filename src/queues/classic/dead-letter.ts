@@ -9,6 +9,7 @@ import type {
   MessageProperties,
   StoredMessage,
 } from '../../message/types.js';
+import { carryWireTypes } from '../../message/wire-types.js';
 
 /** Why a message was dead-lettered, as RabbitMQ writes it in `x-death`. */
 export type DeathReason = DeadLetterReason;
@@ -38,7 +39,7 @@ export function deadLetteredCopy(
   routingKey: string | undefined,
 ): StoredMessage {
   const props = message.properties;
-  const headers: FieldTable = { ...props.headers };
+  const headers: FieldTable = props.headers ? carryWireTypes(props.headers, { ...props.headers }) : {};
   const deaths = Array.isArray(headers['x-death']) ? (headers['x-death'] as DeathEntry[]) : [];
   const i = deaths.findIndex((d) => d.queue === queue && d.reason === reason);
   let entry: DeathEntry;
