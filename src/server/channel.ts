@@ -39,8 +39,11 @@ export interface ChannelHost {
   write(build: (w: Writer) => void): void;
   /** Raises a connection exception. */
   fail(error: AmqpException, classId: number, methodId: number): void;
-  /** Counts publishes waiting for storage (the connection stops reading while many wait). */
-  publishing(delta: number): void;
+  /**
+   * Counts work waiting for the broker: methods queued behind a slow one, publishes waiting for
+   * storage. The connection stops reading its socket while much waits.
+   */
+  backlog(delta: number): void;
   /** The channel is closed and its number free. */
   released(channel: number): void;
 }
@@ -53,6 +56,13 @@ interface Consumer {
 }
 
 type Task = () => void | Promise<void>;
+
+/**
+ * What one transaction may hold until its commit: RabbitMQ sets no bound (memory alarms stop the
+ * publisher); past either, the channel closes with 406 and the transaction is discarded.
+ */
+export const TX_MAX_ACTIONS = 65_536;
+export const TX_MAX_BYTES = 128 * 1024 * 1024;
 
 export class AmqpChannel implements ReplyTarget {
   readonly id: number;
@@ -70,6 +80,8 @@ export class AmqpChannel implements ReplyTarget {
   #paused = false;
   #confirms: Confirms | undefined;
   #tx: Task[] | undefined;
+  /** Body bytes of the publishes `#tx` holds. */
+  #txBytes = 0;
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
   #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
 
@@ -105,8 +117,7 @@ export class AmqpChannel implements ReplyTarget {
       return;
     }
     const { classId, methodId } = method.def;
-    this.#tasks.push({ task: () => this.#dispatch(method), classId, methodId });
-    if (!this.#running) void this.#run();
+    this.#queue(() => this.#dispatch(method), classId, methodId);
   }
 
   /** Handles a content header frame. */
@@ -143,7 +154,9 @@ export class AmqpChannel implements ReplyTarget {
   async teardown(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
+    this.#host.backlog(-this.#tasks.length);
     this.#tasks.length = 0;
+    this.#tx = undefined;
     this.#content.reset();
     if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
     this.#replyConsumer = undefined;
@@ -154,15 +167,27 @@ export class AmqpChannel implements ReplyTarget {
 
   // --- the method sequence ----------------------------------------------------------------
 
+  /** Queues a method after those before it; queued ones count in the connection's backlog. */
+  #queue(task: Task, classId: number, methodId: number): void {
+    this.#tasks.push({ task, classId, methodId });
+    this.#host.backlog(1);
+    if (!this.#running) void this.#run();
+  }
+
   async #run(): Promise<void> {
     this.#running = true;
     while (this.#tasks.length > 0 && this.#state === 'open') {
-      const { task, classId, methodId } = this.#tasks.shift()!;
+      const { task, classId, methodId } = this.#tasks[0]!;
       try {
         const pending = task();
         if (pending) await pending;
       } catch (error) {
         this.#exception(toAmqpException(error), classId, methodId);
+      }
+      // A teardown meanwhile emptied the queue and counted it out.
+      if (this.#tasks[0]?.task === task) {
+        this.#tasks.shift();
+        this.#host.backlog(-1);
       }
     }
     this.#running = false;
@@ -306,6 +331,7 @@ export class AmqpChannel implements ReplyTarget {
       case 'tx.rollback':
         if (!this.#tx) throw new AmqpException(406, 'channel is not transactional');
         this.#tx = [];
+        this.#txBytes = 0;
         return this.#reply('tx.rollback-ok', {});
       default:
         throw new AmqpException(
@@ -496,23 +522,31 @@ export class AmqpChannel implements ReplyTarget {
   #published(content: Publish): void {
     this.#content.reset();
     const publish = () => this.#publish(content);
-    this.#tasks.push({ task: () => this.#transacted(publish), classId: 60, methodId: 40 });
-    if (!this.#running) void this.#run();
+    this.#queue(() => this.#transacted(publish, content.body.length), 60, 40);
   }
 
-  /** Runs `task` now, or keeps it for `tx.commit` in a transactional channel. */
-  #transacted(task: Task): void | Promise<void> {
-    if (this.#tx) {
-      this.#tx.push(task);
-      return;
+  /**
+   * Runs `task` now, or keeps it for `tx.commit` in a transactional channel.
+   * @throws AmqpException 406 when the transaction would hold more than its bounds.
+   */
+  #transacted(task: Task, bytes = 0): void | Promise<void> {
+    const tx = this.#tx;
+    if (!tx) return task();
+    if (tx.length >= TX_MAX_ACTIONS || this.#txBytes + bytes > TX_MAX_BYTES) {
+      throw new AmqpException(
+        406,
+        `transaction holds more than ${TX_MAX_ACTIONS} publishes and acknowledgements or ${TX_MAX_BYTES} bytes; commit more often`,
+      );
     }
-    return task();
+    tx.push(task);
+    this.#txBytes += bytes;
   }
 
   async #commit(): Promise<void> {
     const tasks = this.#tx;
     if (!tasks) throw new AmqpException(406, 'channel is not transactional');
     this.#tx = [];
+    this.#txBytes = 0;
     for (const task of tasks) await task();
     this.#reply('tx.commit-ok', {});
   }
@@ -539,7 +573,7 @@ export class AmqpChannel implements ReplyTarget {
       if (seq !== undefined) this.#confirms!.settle(seq, true);
       return;
     }
-    host.publishing(1);
+    host.backlog(1);
     const stored = host.broker.publish(exchange, content.body, {
       ...properties,
       ...(replyTo !== undefined && { replyTo }),
@@ -548,11 +582,11 @@ export class AmqpChannel implements ReplyTarget {
     });
     const done = stored.then(
       () => {
-        host.publishing(-1);
+        host.backlog(-1);
         if (seq !== undefined) this.#confirms!.settle(seq, true);
       },
       (error: unknown) => {
-        host.publishing(-1);
+        host.backlog(-1);
         if (error instanceof NoRouteError) {
           this.#return(content, 312, 'NO_ROUTE');
           if (seq !== undefined) this.#confirms!.settle(seq, true);

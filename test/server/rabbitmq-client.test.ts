@@ -159,8 +159,9 @@ describe.each(targets)('rabbitmq-client against $name', (target) => {
     await publisher.close();
     await consumer.close();
     const deadLetter = await rabbit.basicGet({ queue: dead, noAck: true });
-    expect(String(deadLetter?.body)).toBe('drop');
-    const death = (deadLetter?.headers?.['x-death'] as Record<string, unknown>[])[0]!;
+    if (!deadLetter) throw new Error('no dead letter');
+    expect(String(deadLetter.body)).toBe('drop');
+    const death = (deadLetter.headers!['x-death'] as Record<string, unknown>[])[0]!;
     expect(death.reason).toBe('rejected');
     expect(death.queue).toBe(queue);
   });

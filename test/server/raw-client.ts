@@ -23,7 +23,7 @@ export interface Frame {
 }
 
 /** How long a wait for the server lasts before failing. Generous: success is fast. */
-const DEADLINE_MS = 5000;
+const DEADLINE_MS = 15_000;
 
 export const HEADER = Buffer.from('AMQP\x00\x00\x09\x01', 'latin1');
 
