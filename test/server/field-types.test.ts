@@ -123,6 +123,10 @@ async function publishTyped(url: string, queue: string, durable: boolean): Promi
 
 /** Gets one message from `queue` over raw frames and returns its headers with their tags. */
 async function receiveTyped(port: number, queue: string): Promise<unknown[]> {
+  return showTable(await receiveTable(port, queue));
+}
+
+async function receiveTable(port: number, queue: string): Promise<TypedTable> {
   const client = await RawClient.open(port);
   try {
     await client.openChannel(1);
@@ -139,9 +143,50 @@ async function receiveTyped(port: number, queue: string): Promise<unknown[]> {
     const flags = r.u16();
     // Only `headers` (flag bit 13) is set by the publisher; `deliveryMode` (bit 12) follows it.
     expect(flags & ~(1 << 12)).toBe(1 << 13);
-    return showTable(readTypedTable(r));
+    return readTypedTable(r);
   } finally {
     client.destroy();
+  }
+}
+
+/**
+ * Publishes a byte header to a queue that dead-letters to another, rejects it there, and reads
+ * the dead letter's `byte` header and `x-death` count with their tags.
+ */
+async function deadLetterTypes(url: string, port: number): Promise<unknown[]> {
+  const suffix = randomBytes(4).toString('hex');
+  const [source, dead, dlx] = [
+    `mqlite-src-${suffix}`,
+    `mqlite-dead-${suffix}`,
+    `mqlite-dlx-${suffix}`,
+  ];
+  const connection = await amqplib.connect(url);
+  try {
+    const ch = await connection.createConfirmChannel();
+    await ch.assertExchange(dlx, 'fanout', { durable: false });
+    await ch.assertQueue(dead, { durable: false });
+    await ch.bindQueue(dead, dlx, '');
+    await ch.assertQueue(source, { durable: false, deadLetterExchange: dlx });
+    ch.sendToQueue(source, Buffer.from('x'), { headers: { byte: { '!': 'byte', value: -5 } } });
+    await ch.waitForConfirms();
+    const got = await ch.get(source);
+    if (!got) throw new Error('the source queue was empty');
+    ch.nack(got, false, false);
+    const deadline = Date.now() + 15_000;
+    while ((await ch.checkQueue(dead)).messageCount === 0) {
+      if (Date.now() > deadline) throw new Error('no dead letter');
+    }
+    const typed = await receiveTable(port, dead);
+    await ch.deleteQueue(source);
+    await ch.deleteQueue(dead);
+    await ch.deleteExchange(dlx);
+    const byte = typed.find(([k]) => k === 'byte')!;
+    const death = typed.find(([k]) => k === 'x-death')![1];
+    if (death.type !== 'A' || death.value[0]?.type !== 'F') throw new Error('no x-death entry');
+    const count = death.value[0].value.find(([k]) => k === 'count')!;
+    return [show(byte[1]), show(count[1])];
+  } finally {
+    await connection.close();
   }
 }
 
@@ -214,6 +259,15 @@ describe('header types through the broker', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('a dead letter keeps the types of its headers, and x-death counts in a long', async () => {
+    expect(await deadLetterTypes(server.url, server.port)).toEqual(['b:-5', 'l:1']);
+  });
+
+  test.skipIf(onlyMqlite)('RabbitMQ dead-letters them the same way', async () => {
+    const url = `amqp://guest:guest@127.0.0.1:${rabbitPort}`;
+    expect(await deadLetterTypes(url, rabbitPort)).toEqual(['b:-5', 'l:1']);
   });
 
   test.skipIf(onlyMqlite)('RabbitMQ relays them the same way', async () => {
