@@ -6,11 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
-
-const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const onlyMqlite = process.env.PARITY_TARGETS === 'mqlite';
+import { servedBroker, wireTargets } from './served.js';
 
 // --- the application ---------------------------------------------------------------------------
 
@@ -31,21 +27,7 @@ async function quote(session: AMQPSession, queue: string, sku: string, qty: numb
 
 // --- the tests ---------------------------------------------------------------------------------
 
-let broker: Broker;
-let server: AmqpServer;
-const targets = [
-  { name: 'mqlite server', url: () => server.url },
-  ...(onlyMqlite ? [] : [{ name: 'rabbitmq', url: () => rabbitUrl }]),
-];
-
-beforeAll(async () => {
-  broker = await Broker.open();
-  server = await listen(broker);
-});
-afterAll(async () => {
-  await server.close();
-  await broker.close();
-});
+const targets = wireTargets(servedBroker());
 
 describe.each(targets)('an amqp-client application against $name', (target) => {
   let session: AMQPSession;

@@ -5,9 +5,9 @@
  */
 import amqp, { type ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { describe, expect, test } from 'vitest';
+import { listen } from '../../src/server/server.js';
+import { servedBroker } from './served.js';
 
 /** Resolves once `done()` holds, checking on each event; rejects after a generous deadline. */
 function until(done: () => boolean, what: string): { check: () => void; reached: Promise<void> } {
@@ -36,22 +36,13 @@ async function poll(done: () => boolean, what: string): Promise<void> {
 }
 
 describe('amqp-connection-manager against the server', () => {
-  let broker: Broker;
-  let server: AmqpServer;
-  beforeAll(async () => {
-    broker = await Broker.open();
-    server = await listen(broker);
-  });
-  afterAll(async () => {
-    await server.close();
-    await broker.close();
-  });
+  const served = servedBroker();
 
   test('the channel wrapper reconnects to a new listen() on the port; messages published meanwhile are delivered', async () => {
-    const port = server.port;
+    const port = served.server.port;
     const received: string[] = [];
     let setups = 0;
-    const connection = amqp.connect([server.url], { reconnectTimeInSeconds: 0.05 });
+    const connection = amqp.connect([served.server.url], { reconnectTimeInSeconds: 0.05 });
     const wrapper: ChannelWrapper = connection.createChannel({
       setup: async (channel: Channel) => {
         setups++;
@@ -70,13 +61,13 @@ describe('amqp-connection-manager against the server', () => {
     await wrapper.sendToQueue('orders', Buffer.from('before'));
     await progress.reached;
     // Its ack is in: else the server going away would requeue it (and redeliver it, rightly).
-    const orders = await broker.queue('orders', { durable: false });
+    const orders = await served.broker.queue('orders', { durable: false });
     await poll(() => orders.stats().messages === 0, 'the ack of the first message');
 
     const disconnected = new Promise<void>((resolve) =>
       connection.once('disconnect', () => resolve()),
     );
-    await server.close();
+    await served.server.close();
     await disconnected;
     expect(connection.isConnected()).toBe(false);
 
@@ -87,14 +78,14 @@ describe('amqp-connection-manager against the server', () => {
       wrapper.sendToQueue('orders', Buffer.from('while-down-2')),
     ]);
     const reconnected = new Promise<void>((resolve) => connection.once('connect', () => resolve()));
-    server = await listen(broker, { port });
+    served.server = await listen(served.broker, { port });
     await reconnected;
     await sent;
     await progress.reached;
 
     expect(setups).toBe(2);
     expect(received).toEqual(['before', 'while-down-1', 'while-down-2']);
-    expect(server.connections).toBe(1);
+    expect(served.server.connections).toBe(1);
     await wrapper.close();
     await connection.close();
     await orders.delete();

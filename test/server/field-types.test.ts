@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import amqplib from 'amqplib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { listen } from '../../src/server/server.js';
 import { Reader } from '../../src/server/wire/bytes.js';
 import {
   readTypedTable,
@@ -20,9 +20,9 @@ import {
 import { FRAME_HEADER } from '../../src/server/wire/methods.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { RawClient } from './raw-client.js';
+import { onlyMqlite, rabbitUrl, servedBroker } from './served.js';
 
-const rabbitPort = Number(new URL(process.env.AMQP_URL ?? 'amqp://127.0.0.1:5672').port || 5672);
-const onlyMqlite = process.env.PARITY_TARGETS === 'mqlite';
+const rabbitPort = Number(new URL(rabbitUrl).port || 5672);
 
 /** Every type, as amqplib's `{ '!': type, value }` notation publishes it. */
 const published = {
@@ -191,27 +191,20 @@ async function deadLetterTypes(url: string, port: number): Promise<unknown[]> {
 }
 
 describe('header types through the broker', () => {
-  let broker: Broker;
-  let server: AmqpServer;
-  beforeAll(async () => {
-    broker = await Broker.open();
-    server = await listen(broker);
-  });
-  afterAll(async () => {
-    await server.close();
-    await broker.close();
-  });
+  const served = servedBroker();
 
   test('every type tag published arrives at another client unchanged', async () => {
     const queue = `mqlite-types-${randomBytes(4).toString('hex')}`;
-    await publishTyped(server.url, queue, false);
-    expect(await receiveTyped(server.port, queue)).toEqual(expected);
+    await publishTyped(served.server.url, queue, false);
+    expect(await receiveTyped(served.server.port, queue)).toEqual(expected);
   });
 
   test('in the process, the same headers are plain JavaScript values', async () => {
     const queue = `mqlite-types-${randomBytes(4).toString('hex')}`;
-    await publishTyped(server.url, queue, false);
-    const message = await (await broker.queue(queue, { durable: false })).get({ noAck: true });
+    await publishTyped(served.server.url, queue, false);
+    const message = await (await served.broker.queue(queue, { durable: false })).get({
+      noAck: true,
+    });
     const headers = message!.properties.headers!;
     expect(headers).toEqual({
       long: 7,
@@ -262,7 +255,7 @@ describe('header types through the broker', () => {
   });
 
   test('a dead letter keeps the types of its headers, and x-death counts in a long', async () => {
-    expect(await deadLetterTypes(server.url, server.port)).toEqual(['b:-5', 'l:1']);
+    expect(await deadLetterTypes(served.server.url, served.server.port)).toEqual(['b:-5', 'l:1']);
   });
 
   test.skipIf(onlyMqlite)('RabbitMQ dead-letters them the same way', async () => {

@@ -3,11 +3,10 @@
  * backlog that stops the socket being read, and a transaction holds at most TX_MAX_ACTIONS
  * publishes and acknowledgements until its commit.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { AmqpChannel, type ChannelHost, TX_MAX_ACTIONS } from '../../src/server/channel.js';
 import { ReplyAddresses } from '../../src/server/reply-to.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import {
   methodFrame,
@@ -20,6 +19,7 @@ import { type Method, type MethodName, methodById } from '../../src/server/wire/
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { StorageAdapter } from '../../src/storage/types.js';
 import { RawClient } from './raw-client.js';
+import { servedBroker } from './served.js';
 
 /** Memory storage whose namespaces named `slow…` open only once `release()` is called. */
 function gatedStorage(): { storage: StorageAdapter; release: () => void } {
@@ -73,27 +73,37 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
   };
 }
 
+/** The arguments of a queue.declare of `queue`. */
+function declaring(queue: string, passive = false): OutArgs<'queue.declare'> {
+  return {
+    reserved1: 0,
+    queue,
+    passive,
+    durable: false,
+    exclusive: false,
+    autoDelete: false,
+    nowait: false,
+    arguments: {},
+  };
+}
+
+const QOS = method('basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+
+/** A channel whose first method, a declare, waits for storage until `release()`. */
+async function slowChannel() {
+  const { storage, release } = gatedStorage();
+  const broker = await Broker.open({ storage });
+  const host = recordingHost(broker);
+  const channel = new AmqpChannel(1, host);
+  channel.onMethod(method('queue.declare', declaring('slow-queue')));
+  return { broker, host, channel, release };
+}
+
 describe('flow control', () => {
   test('methods queued behind a slow declare count in the backlog that stops the reading, until they ran', async () => {
-    const { storage, release } = gatedStorage();
-    const broker = await Broker.open({ storage });
+    const { broker, host, channel, release } = await slowChannel();
     try {
-      const host = recordingHost(broker);
-      const channel = new AmqpChannel(1, host);
-      channel.onMethod(
-        method('queue.declare', {
-          reserved1: 0,
-          queue: 'slow-queue',
-          passive: false,
-          durable: false,
-          exclusive: false,
-          autoDelete: false,
-          nowait: false,
-          arguments: {},
-        }),
-      );
-      const qos = method('basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
-      for (let i = 0; i < 2000; i++) channel.onMethod(qos);
+      for (let i = 0; i < 2000; i++) channel.onMethod(QOS);
       await new Promise((resolve) => setImmediate(resolve));
       expect(host.backlogNow).toBe(2001);
       release();
@@ -110,25 +120,9 @@ describe('flow control', () => {
   });
 
   test('a channel torn down with methods still queued takes them out of the backlog', async () => {
-    const { storage, release } = gatedStorage();
-    const broker = await Broker.open({ storage });
+    const { broker, host, channel, release } = await slowChannel();
     try {
-      const host = recordingHost(broker);
-      const channel = new AmqpChannel(1, host);
-      channel.onMethod(
-        method('queue.declare', {
-          reserved1: 0,
-          queue: 'slow-queue',
-          passive: false,
-          durable: false,
-          exclusive: false,
-          autoDelete: false,
-          nowait: false,
-          arguments: {},
-        }),
-      );
-      const qos = method('basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
-      for (let i = 0; i < 10; i++) channel.onMethod(qos);
+      for (let i = 0; i < 10; i++) channel.onMethod(QOS);
       expect(host.backlogNow).toBe(11);
       await channel.teardown();
       expect(host.backlogNow).toBe(0);
@@ -141,22 +135,13 @@ describe('flow control', () => {
   });
 
   describe('transactions', () => {
-    let broker: Broker;
-    let server: AmqpServer;
-    beforeAll(async () => {
-      broker = await Broker.open();
-      server = await listen(broker);
-    });
-    afterAll(async () => {
-      await server.close();
-      await broker.close();
-    });
+    const served = servedBroker();
 
     test('a transaction past its bound closes the channel with 406; nothing of it is published', async () => {
-      const client = await RawClient.open(server.port);
+      const client = await RawClient.open(served.server.port);
       try {
         await client.openChannel(1);
-        await (await broker.queue('tx-bound', { durable: false })).purge();
+        await (await served.broker.queue('tx-bound', { durable: false })).purge();
         client.sendMethod(1, 'tx.select', {});
         await client.method('tx.select-ok', 1);
         const w = new Writer();
@@ -182,16 +167,7 @@ describe('flow control', () => {
         client.sendMethod(1, 'channel.close-ok', {});
         // The connection goes on; the transaction's publishes were discarded.
         await client.openChannel(2);
-        client.sendMethod(2, 'queue.declare', {
-          reserved1: 0,
-          queue: 'tx-bound',
-          passive: true,
-          durable: false,
-          exclusive: false,
-          autoDelete: false,
-          nowait: false,
-          arguments: {},
-        });
+        client.sendMethod(2, 'queue.declare', declaring('tx-bound', true));
         const ok = await client.method('queue.declare-ok', 2);
         expect(ok.args).toMatchObject({ messageCount: 0 });
       } finally {

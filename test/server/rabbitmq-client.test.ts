@@ -7,27 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { type AsyncMessage, Connection, ConsumerStatus } from 'rabbitmq-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { servedBroker, wireTargets } from './served.js';
 
-const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const onlyMqlite = process.env.PARITY_TARGETS === 'mqlite';
-
-let broker: Broker;
-let server: AmqpServer;
-const targets = [
-  { name: 'mqlite server', url: () => server.url },
-  ...(onlyMqlite ? [] : [{ name: 'rabbitmq', url: () => rabbitUrl }]),
-];
-
-beforeAll(async () => {
-  broker = await Broker.open();
-  server = await listen(broker);
-});
-afterAll(async () => {
-  await server.close();
-  await broker.close();
-});
+const targets = wireTargets(servedBroker());
 
 /** Resolves once `count` items were pushed; rejects after a generous deadline. */
 function gather<T>(count: number): { items: T[]; push: (item: T) => void; done: Promise<T[]> } {
