@@ -11,7 +11,8 @@
  * table  = varint entries | (str key | value)*
  * value  = u8 tag | payload:  's' str, 'i' i32, 'd' f64, 'l' i64, 'n' bigint as decimal str,
  *          't' true, 'f' false, 'v' null, 'u' undefined, 'D' Date as f64 ms,
- *          'x' varint length | bytes, 'A' varint items | value*, 'F' table
+ *          'x' varint length | bytes, 'A' varint items | value*, 'F' table,
+ *          'w' str wire type | value (format 2 only)
  * ```
  *
  * Numbers keep their kind: integers that fit 32 bits travel as `i`, everything else (fractions,
@@ -22,9 +23,13 @@
  * adapter never reuses, keeps it as a view of them (a `PackedMessage`, which makes the view when
  * the body is first read).
  *
- * This is format 1 of records already on users' disks, pinned by
- * test/storage/fixtures/codec-v1.bin: a change must keep reading it. An unknown property bit or
- * value tag is refused (a `RangeError`, reported by the log as corruption), never skipped.
+ * Format 2 is format 1 plus the AMQP wire type of header numbers published over AMQP with a tag
+ * their kind does not imply (a byte, a short, a float: see wire-types.ts): such a value is
+ * prefixed with `w` and the record sets bit 15 of the properties word. Records without one, the
+ * usual case, are written exactly as format 1 was. Format 1 records are already on users' disks,
+ * pinned by test/storage/fixtures/codec-v1.bin: a change must keep reading them. An unknown
+ * property bit or value tag is refused (a `RangeError`, reported by the log as corruption), never
+ * skipped; so is a `w` value in a format 1 record.
  */
 import { Buffer } from 'node:buffer';
 import { copyInto } from '../storage/bytes.js';
@@ -33,6 +38,7 @@ import { emptyTable } from '../table.js';
 import { EMPTY_PROPERTIES, priorityOnlyProperties } from './normalize.js';
 import { messagePacking, PackedMessage } from './packed-message.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
+import { setWireType, type WireType, wireTypeFor, wireTypesOf } from './wire-types.js';
 
 /** Bits of the properties-present word, in the order the values follow it. */
 const P_CONTENT_TYPE = 1 << 0;
@@ -49,6 +55,8 @@ const P_TYPE = 1 << 10;
 const P_USER_ID = 1 << 11;
 const P_APP_ID = 1 << 12;
 const P_ALL = (1 << 13) - 1;
+/** Format 2: the headers hold `w` values (a value's AMQP wire type, see wire-types.ts). */
+const P_WIRE_TYPES = 1 << 15;
 
 const T_STRING = 0x73; // s
 const T_INT = 0x69; // i
@@ -63,6 +71,7 @@ const T_DATE = 0x44; // D
 const T_BYTES = 0x78; // x
 const T_ARRAY = 0x41; // A
 const T_TABLE = 0x46; // F
+const T_WIRE = 0x77; // w, format 2
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -139,9 +148,12 @@ function writeTable(table: FieldTable): void {
   ensure(1);
   const at = pos++;
   let count = 0;
+  const types = wireTypesOf(table);
   for (const key in table) {
     writeString(key);
-    writeValue(table[key]);
+    const value = table[key];
+    if (types !== undefined) writeWireType(wireTypeFor(types, key, value));
+    writeValue(value);
     count++;
   }
   if (count < 0x80) {
@@ -205,7 +217,12 @@ function writeValue(value: FieldValue): void {
       } else if (Array.isArray(value)) {
         buf[pos++] = T_ARRAY;
         writeVarint(value.length);
-        for (const item of value as readonly FieldValue[]) writeValue(item);
+        const types = wireTypesOf(value);
+        const items = value as readonly FieldValue[];
+        for (let i = 0; i < items.length; i++) {
+          if (types !== undefined) writeWireType(wireTypeFor(types, String(i), items[i]));
+          writeValue(items[i]);
+        }
       } else {
         buf[pos++] = T_TABLE;
         writeTable(value as FieldTable);
@@ -216,6 +233,18 @@ function writeValue(value: FieldValue): void {
   }
 }
 
+/** Set once the record being written holds a `w` value: it is then in format 2. */
+let wroteWireType = false;
+
+/** The `w` prefix of a value that travels as `type` over AMQP (nothing when undefined). */
+function writeWireType(type: WireType | undefined): void {
+  if (type === undefined) return;
+  ensure(1);
+  buf[pos++] = T_WIRE;
+  writeString(type);
+  wroteWireType = true;
+}
+
 /** Writes the record into `buf` from `start`; `pos` ends after it. */
 function write(message: StoredMessage, start: number): void {
   pos = start;
@@ -224,7 +253,9 @@ function write(message: StoredMessage, start: number): void {
   writeString(message.exchange);
   writeString(message.routingKey);
   const properties = message.properties;
-  const present = properties === EMPTY_PROPERTIES ? 0 : writeProperties(properties);
+  wroteWireType = false;
+  let present = properties === EMPTY_PROPERTIES ? 0 : writeProperties(properties);
+  if (wroteWireType) present |= P_WIRE_TYPES;
   buf[start] = present;
   buf[start + 1] = present >>> 8;
   const body = message.body;
@@ -459,9 +490,22 @@ function readTable(): FieldTable {
   const table: Record<string, FieldValue> = emptyTable();
   for (let i = 0; i < count; i++) {
     const key = readString();
-    table[key] = readValue();
+    table[key] = readEntry(table, key);
   }
   return table;
+}
+
+/** Whether the record being read is in format 2 (`w` values allowed). */
+let readingWireTypes = false;
+
+/** A table's or array's value, with the wire type recorded on `container` if it has one. */
+function readEntry(container: object, key: string): FieldValue {
+  if (!readingWireTypes || at >= end || input[at] !== T_WIRE) return readValue();
+  at++;
+  const type = readString();
+  const value = readValue();
+  setWireType(container, key, type);
+  return value;
 }
 
 function readValue(): FieldValue {
@@ -501,7 +545,7 @@ function readValue(): FieldValue {
     }
     case T_ARRAY: {
       const items: FieldValue[] = new Array(readVarint());
-      for (let i = 0; i < items.length; i++) items[i] = readValue();
+      for (let i = 0; i < items.length; i++) items[i] = readEntry(items, String(i));
       return items;
     }
     case T_TABLE:
@@ -643,7 +687,10 @@ function rememberNames(
 }
 
 function readProperties(present: number): Readonly<MessageProperties> {
-  if (present > P_ALL) throw new RangeError(`unknown message properties ${present}`);
+  readingWireTypes = (present & P_WIRE_TYPES) !== 0;
+  if ((present & ~P_WIRE_TYPES) > P_ALL || (readingWireTypes && (present & P_HEADERS) === 0)) {
+    throw new RangeError(`unknown message properties ${present}`);
+  }
   const p: MessageProperties = {};
   if (present & P_CONTENT_TYPE) p.contentType = readString();
   if (present & P_CONTENT_ENCODING) p.contentEncoding = readString();

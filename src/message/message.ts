@@ -1,5 +1,6 @@
 import { bodyLength } from './packed-message.js';
 import type { FieldValue, MessageProperties, StoredMessage } from './types.js';
+import { carryWireTypes } from './wire-types.js';
 
 /**
  * Where a delivered message settles: the subscription (or `get` channel) it arrived on.
@@ -75,11 +76,30 @@ export class Message {
     if (this.#properties) return this.#properties;
     const stored = this.#stored.properties;
     const extra = this.#extraHeader;
+    const headers = stored.headers;
     this.#properties =
       extra === undefined
-        ? { ...stored, ...(stored.headers && { headers: { ...stored.headers } }) }
-        : { ...stored, headers: { ...stored.headers, [extra]: this.#extraValue } };
+        ? { ...stored, ...(headers && { headers: carryWireTypes(headers, { ...headers }) }) }
+        : {
+            ...stored,
+            headers: carryWireTypes(headers ?? {}, { ...headers, [extra]: this.#extraValue }),
+          };
     return this.#properties;
+  }
+
+  /**
+   * The name of the header the queue adds to this delivery (`x-stream-offset`,
+   * `x-delivery-count`), if any; `storedProperties` are the properties without it, not copied.
+   * For the AMQP server, which relays `x-delivery-count` only where RabbitMQ writes it.
+   * @internal
+   */
+  get deliveryHeader(): string | undefined {
+    return this.#extraHeader;
+  }
+
+  /** @internal See {@link deliveryHeader}. Never to be changed. */
+  get storedProperties(): Readonly<MessageProperties> {
+    return this.#stored.properties;
   }
 
   /** The body bytes (a copy owned by this message). */

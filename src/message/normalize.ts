@@ -8,6 +8,7 @@ import type {
   PublishBody,
   StoredMessage,
 } from './types.js';
+import { carryWireTypes } from './wire-types.js';
 
 /** Limits applied to every published message. */
 export interface MessageLimits {
@@ -355,7 +356,7 @@ function copyTable(
       out[key] = value;
     } else out[key] = copyValue(value, limits, depth, `${path}.${key}`, size);
   }
-  return out;
+  return carryWireTypes(table, out);
 }
 
 function copyValue(
@@ -401,7 +402,7 @@ function copyValue(
             copyValue(item === undefined ? null : item, limits, depth + 1, `${path}[${i}]`, size),
           );
         }
-        return items;
+        return carryWireTypes(value, items);
       }
       if (!isPlainTable(value)) {
         throw new PreconditionFailedError(

@@ -41,8 +41,11 @@ export interface ChannelHost {
   write(build: (w: Writer) => void): void;
   /** Raises a connection exception. */
   fail(error: AmqpException, classId: number, methodId: number): void;
-  /** Counts publishes waiting for storage (the connection stops reading while many wait). */
-  publishing(delta: number): void;
+  /**
+   * Counts work waiting for the broker: methods queued behind a slow one, publishes waiting for
+   * storage. The connection stops reading its socket while much waits.
+   */
+  backlog(delta: number): void;
   /** The channel is closed and its number free. */
   released(channel: number): void;
 }
@@ -55,6 +58,13 @@ interface Consumer {
 }
 
 type Task = () => void | Promise<void>;
+
+/**
+ * What one transaction may hold until its commit: RabbitMQ sets no bound (memory alarms stop the
+ * publisher); past either, the channel closes with 406 and the transaction is discarded.
+ */
+export const TX_MAX_ACTIONS = 65_536;
+export const TX_MAX_BYTES = 128 * 1024 * 1024;
 
 export class AmqpChannel implements ReplyTarget {
   readonly id: number;
@@ -72,6 +82,8 @@ export class AmqpChannel implements ReplyTarget {
   #paused = false;
   #confirms: Confirms | undefined;
   #tx: Task[] | undefined;
+  /** Body bytes of the publishes `#tx` holds. */
+  #txBytes = 0;
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
   #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
 
@@ -145,7 +157,9 @@ export class AmqpChannel implements ReplyTarget {
   async teardown(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
+    this.#host.backlog(-this.#tasks.length);
     this.#tasks.length = 0;
+    this.#tx = undefined;
     this.#content.reset();
     if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
     this.#replyConsumer = undefined;
@@ -162,7 +176,9 @@ export class AmqpChannel implements ReplyTarget {
    */
   #enqueue(task: Task, classId: number, methodId: number): void {
     if (this.#running) {
+      // Queued methods count in the connection's backlog, which stops reading the socket.
       this.#tasks.push({ task, classId, methodId });
+      this.#host.backlog(1);
       return;
     }
     let pending: void | Promise<void>;
@@ -191,6 +207,7 @@ export class AmqpChannel implements ReplyTarget {
           return;
         }
         const entry = this.#tasks.shift()!;
+        this.#host.backlog(-1);
         ({ classId, methodId } = entry);
         next = undefined;
         try {
@@ -346,6 +363,7 @@ export class AmqpChannel implements ReplyTarget {
       case 'tx.rollback':
         if (!this.#tx) throw new AmqpException(406, 'channel is not transactional');
         this.#tx = [];
+        this.#txBytes = 0;
         return this.#reply('tx.rollback-ok', {});
       default:
         throw new AmqpException(
@@ -457,7 +475,7 @@ export class AmqpChannel implements ReplyTarget {
       message.redelivered,
       message.exchange,
       message.routingKey,
-      message.properties,
+      wireProperties(message),
       message.body,
     );
     if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
@@ -509,7 +527,7 @@ export class AmqpChannel implements ReplyTarget {
         routingKey: message.routingKey,
         messageCount: message.messageCount ?? 0,
       });
-      writeContent(w, this.id, message.properties, message.body, frameMax);
+      writeContent(w, this.id, wireProperties(message), message.body, frameMax);
     });
   }
 
@@ -535,22 +553,32 @@ export class AmqpChannel implements ReplyTarget {
 
   #published(content: Publish): void {
     this.#content.reset();
-    this.#enqueue(() => this.#transacted(() => this.#publish(content)), 60, 40);
+    const publish = () => this.#publish(content);
+    this.#enqueue(() => this.#transacted(publish, content.body.length), 60, 40);
   }
 
-  /** Runs `task` now, or keeps it for `tx.commit` in a transactional channel. */
-  #transacted(task: Task): void | Promise<void> {
-    if (this.#tx) {
-      this.#tx.push(task);
-      return;
+  /**
+   * Runs `task` now, or keeps it for `tx.commit` in a transactional channel.
+   * @throws AmqpException 406 when the transaction would hold more than its bounds.
+   */
+  #transacted(task: Task, bytes = 0): void | Promise<void> {
+    const tx = this.#tx;
+    if (!tx) return task();
+    if (tx.length >= TX_MAX_ACTIONS || this.#txBytes + bytes > TX_MAX_BYTES) {
+      throw new AmqpException(
+        406,
+        `transaction holds more than ${TX_MAX_ACTIONS} publishes and acknowledgements or ${TX_MAX_BYTES} bytes; commit more often`,
+      );
     }
-    return task();
+    tx.push(task);
+    this.#txBytes += bytes;
   }
 
   async #commit(): Promise<void> {
     const tasks = this.#tx;
     if (!tasks) throw new AmqpException(406, 'channel is not transactional');
     this.#tx = [];
+    this.#txBytes = 0;
     for (const task of tasks) await task();
     this.#reply('tx.commit-ok', {});
   }
@@ -577,7 +605,7 @@ export class AmqpChannel implements ReplyTarget {
       if (seq !== undefined) this.#confirms!.settle(seq, true);
       return;
     }
-    host.publishing(1);
+    host.backlog(1);
     const stored = host.broker.publish(exchange, content.body, {
       ...properties,
       ...(replyTo !== undefined && { replyTo }),
@@ -586,11 +614,11 @@ export class AmqpChannel implements ReplyTarget {
     });
     const done = stored.then(
       () => {
-        host.publishing(-1);
+        host.backlog(-1);
         if (seq !== undefined) this.#confirms!.settle(seq, true);
       },
       (error: unknown) => {
-        host.publishing(-1);
+        host.backlog(-1);
         if (error instanceof NoRouteError) {
           this.#return(content, 312, 'NO_ROUTE');
           if (seq !== undefined) this.#confirms!.settle(seq, true);
@@ -615,4 +643,14 @@ export class AmqpChannel implements ReplyTarget {
       writeContent(w, this.id, content.properties, content.body, frameMax);
     });
   }
+}
+
+/**
+ * A delivery's properties as RabbitMQ 3.10 writes them: with the `x-stream-offset` of a stream,
+ * without the `x-delivery-count` mqlite's classic queues add (RabbitMQ's quorum queues write it).
+ */
+function wireProperties(message: Message): Readonly<MessageProperties> {
+  return message.deliveryHeader === 'x-delivery-count'
+    ? message.storedProperties
+    : message.properties;
 }

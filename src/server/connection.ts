@@ -1,8 +1,9 @@
 /**
  * One client connection: the protocol header, the handshake (start, tune, open) as RabbitMQ 3.10
  * conducts it, heartbeats both ways, channel multiplexing, connection exceptions, and flow
- * control: the socket is not read while too many publishes wait for storage, and consumers stop
- * receiving while the socket does not drain.
+ * control: the socket is not read while too much work waits for the broker (methods queued behind
+ * a slow one, publishes waiting for storage), and consumers stop receiving while the socket does
+ * not drain.
  */
 import type { Socket } from 'node:net';
 import type { Broker } from '../broker/broker.js';
@@ -32,9 +33,15 @@ export const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1])
 /** The frame-max of the handshake, before connection.tune-ok set the connection's own. */
 const HANDSHAKE_FRAME_MAX = 131072;
 export const HEARTBEAT_SECONDS = 60;
-/** Publishes waiting for storage at which the connection stops reading its socket. */
-const PUBLISHES_HIGH = 1024;
-const PUBLISHES_LOW = 256;
+/**
+ * Work waiting for the broker (methods queued behind a slow one, publishes waiting for storage)
+ * at which the connection stops reading its socket, and at which it reads again.
+ */
+const BACKLOG_HIGH = 1024;
+const BACKLOG_LOW = 256;
+// No `connection.blocked` is sent while the socket is not read: this is flow control, like
+// RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a resource
+// alarm, and amqp-client rejects every publish while blocked.
 /** Output bytes gathered before they are written without waiting for the end of the turn. */
 const WRITE_BATCH = 256 * 1024;
 
@@ -106,7 +113,7 @@ export class AmqpConnection implements ChannelHost {
   /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
   readonly #out = new Writer(4096);
   #flushScheduled = false;
-  #publishing = 0;
+  #backlog = 0;
   #readPaused = false;
   #heartbeatMs = 0;
   #lastRead: number;
@@ -218,12 +225,12 @@ export class AmqpConnection implements ChannelHost {
     this.#restartTimer(() => this.#destroy(), 5000);
   }
 
-  publishing(delta: number): void {
-    this.#publishing += delta;
-    if (!this.#readPaused && this.#publishing >= PUBLISHES_HIGH) {
+  backlog(delta: number): void {
+    this.#backlog += delta;
+    if (!this.#readPaused && this.#backlog >= BACKLOG_HIGH) {
       this.#readPaused = true;
       this.#socket.pause();
-    } else if (this.#readPaused && this.#publishing <= PUBLISHES_LOW) {
+    } else if (this.#readPaused && this.#backlog <= BACKLOG_LOW) {
       this.#readPaused = false;
       this.#socket.resume();
     }

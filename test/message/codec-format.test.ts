@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { messageCodec } from '../../src/message/codec.js';
+import type { FieldTable } from '../../src/message/types.js';
+import { setWireType, wireTypesOf } from '../../src/message/wire-types.js';
 import { codecV1Messages } from '../storage/fixtures/codec-v1-messages.js';
 import { storedForm } from '../support/stored-form.js';
 
@@ -41,5 +43,56 @@ describe('stored message format 1', () => {
         file.subarray(at, at + length),
       );
     }
+  });
+});
+
+describe('stored message format 2: header numbers with their AMQP wire type', () => {
+  /** A table as the AMQP server reads one: `small` arrived as a byte, `ratio` as a float. */
+  function typedHeaders(): FieldTable {
+    const headers: FieldTable = { small: 5, ratio: 1.5, name: 'n', list: [1, 2] };
+    setWireType(headers, 'small', 'b');
+    setWireType(headers, 'ratio', 'f');
+    setWireType(headers.list as object, '1', 's');
+    return headers;
+  }
+  const message = {
+    exchange: 'x',
+    routingKey: 'k',
+    properties: { headers: typedHeaders() },
+    body: new Uint8Array([7]),
+  };
+
+  test('a record with wire types reads back with them, its values plain', () => {
+    const bytes = messageCodec.encode(message).slice();
+    const read = messageCodec.decode(bytes);
+    const headers = read.properties.headers!;
+    expect(headers).toEqual({ small: 5, ratio: 1.5, name: 'n', list: [1, 2] });
+    expect({ ...wireTypesOf(headers) }).toEqual({ small: 'b', ratio: 'f' });
+    expect({ ...wireTypesOf(headers.list as object) }).toEqual({ 1: 's' });
+  });
+
+  test('the record is pinned: bit 15 of the properties word, `w` before each typed value', () => {
+    expect(Buffer.from(messageCodec.encode(message)).toString('hex')).toBe(
+      // properties 0x8004 | 'x' | 'k' | 4 entries: small w"b" i 5, ratio w"f" d 1.5, name s "n",
+      // list A 2 (i 1, w"s" i 2) | body 07
+      '04800178016b0405736d616c6c770162690500000005726174696f77016664000000000000f83f' +
+        '046e616d6573016e046c69737441026901000000770173690200000007',
+    );
+  });
+
+  test('a `w` value in a format 1 record is refused as damage', () => {
+    const bytes = Buffer.from(messageCodec.encode(message));
+    bytes[1] = bytes[1]! & 0x7f; // clear bit 15: the record claims format 1
+    expect(() => messageCodec.decode(bytes)).toThrow(RangeError);
+  });
+
+  test('a table whose types no longer fit its values is written from the values', () => {
+    const headers = typedHeaders();
+    headers.small = 1000; // no longer a byte
+    headers.ratio = 0.1; // not a float32
+    const bytes = messageCodec.encode({ ...message, properties: { headers } }).slice();
+    const read = messageCodec.decode(bytes).properties.headers!;
+    expect(read).toEqual({ small: 1000, ratio: 0.1, name: 'n', list: [1, 2] });
+    expect({ ...wireTypesOf(read) }).toEqual({});
   });
 });

@@ -131,7 +131,8 @@ export function mqliteWireTarget(): ParityTarget {
       // amqp-client's cancel closes the channel, and the server requeues what it held.
       cancelRequeuesUnacked: true,
       maxLengthBytesReason: 'maxlenbytes',
-      deliveryCountHeader: true,
+      // The server relays x-delivery-count only where RabbitMQ writes it (quorum queues).
+      deliveryCountHeader: false,
       notImplementedClosesConnection: true,
       // The server scopes delivery tags per channel, as RabbitMQ does.
       multipleSpansQueues: true,

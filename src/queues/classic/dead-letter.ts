@@ -9,6 +9,7 @@ import type {
   MessageProperties,
   StoredMessage,
 } from '../../message/types.js';
+import { carryWireTypes, setWireType } from '../../message/wire-types.js';
 
 /** Why a message was dead-lettered, as RabbitMQ writes it in `x-death`. */
 export type DeathReason = DeadLetterReason;
@@ -20,6 +21,12 @@ export type DeathReason = DeadLetterReason;
  * returned promise is not awaited by the queue (a failure is reported through `onError`).
  */
 export type DeadLetterRouter = (message: StoredMessage) => void | Promise<void>;
+
+/** An `x-death` entry whose `count` goes out over AMQP as a long, as RabbitMQ writes it. */
+function longCount(entry: Record<string, FieldValue>): Record<string, FieldValue> {
+  setWireType(entry, 'count', 'l');
+  return entry;
+}
 
 /** One `x-death` entry as read back from headers. */
 type DeathEntry = Readonly<Record<string, FieldValue>>;
@@ -44,13 +51,15 @@ export function deadLetteredCopy(
   routingKey: string | undefined,
 ): StoredMessage {
   const props = message.properties;
-  const headers: FieldTable = { ...props.headers };
+  const headers: FieldTable = props.headers
+    ? carryWireTypes(props.headers, { ...props.headers })
+    : {};
   const deaths = Array.isArray(headers['x-death']) ? (headers['x-death'] as DeathEntry[]) : [];
   const i = deaths.findIndex((d) => d.queue === queue && d.reason === reason);
   let entry: DeathEntry;
   if (i >= 0) {
     const previous = deaths[i]!;
-    entry = Object.freeze({ ...previous, count: Number(previous.count ?? 0) + 1 });
+    entry = Object.freeze(longCount({ ...previous, count: Number(previous.count ?? 0) + 1 }));
   } else {
     const fresh: Record<string, FieldValue> = {
       count: 1,
@@ -63,7 +72,7 @@ export function deadLetteredCopy(
       'routing-keys': Object.freeze([message.routingKey, ...ccKeys(props.headers)]),
     };
     if (props.expiration !== undefined) fresh['original-expiration'] = props.expiration;
-    entry = Object.freeze(fresh);
+    entry = Object.freeze(longCount(fresh));
   }
   headers['x-death'] = Object.freeze([entry, ...deaths.filter((_, k) => k !== i)]);
   // A dead-letter routing key replaces the keys CC adds, as RabbitMQ drops CC then.

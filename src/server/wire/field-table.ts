@@ -14,11 +14,20 @@
  * | `F` | nested table | | | |
  *
  * Two views: typed (`TypedTable`), which keeps every value's tag so a table re-encodes to the
- * same bytes, and plain (`FieldTable`), the JavaScript values the broker stores. Plain values are
+ * same bytes, and plain (`FieldTable`), the JavaScript values the broker stores. A plain table
+ * read here records the tag of each number whose kind implies another (message/wire-types.ts),
+ * and is written back with it, so it re-encodes to the same tags too. Other plain values are
  * encoded with the tag their kind implies: integers of 32 bits as `I`, wider ones and bigints as
  * `l`, other numbers as `d`, `Date` as `T`, `null` as `V`.
  */
 import type { FieldTable, FieldValue } from '../../message/types.js';
+import {
+  decimalUnscaled,
+  setWireType,
+  wireTypeFor,
+  wireTypeOfNumber,
+  wireTypesOf,
+} from '../../message/wire-types.js';
 import { type Reader, WireSyntaxError, type Writer } from './bytes.js';
 
 /** A field value's type tag. */
@@ -75,12 +84,28 @@ export function readTypedTable(r: Reader, depth = 0): TypedTable {
   return entries;
 }
 
-/** Reads a table as plain values. Keys such as `__proto__` become own properties. */
+/**
+ * Reads a table as plain values, recording the wire type of each number whose kind implies
+ * another tag (see message/wire-types.ts). Keys such as `__proto__` become own properties.
+ */
 export function readTable(r: Reader, depth = 0): FieldTable {
   const table: FieldTable = {};
-  forEachEntry(r, depth, (key, tag) => setField(table, key, readPlain(r, tag, depth)));
+  forEachEntry(r, depth, (key, tag) => {
+    const value = readPlain(r, tag, depth);
+    setField(table, key, value);
+    if (typeof value === 'number') recordType(table, key, tag, value);
+  });
   return table;
 }
+
+function recordType(container: object, key: string, tag: number, value: number): void {
+  const type = wireTypeOfNumber(String.fromCharCode(tag), value);
+  if (type === undefined) return;
+  setWireType(container, key, type === 'D' ? `D${lastScale}` : type);
+}
+
+/** The scale of the decimal read last (its plain value is a number). */
+let lastScale = 0;
 
 /** Sets an own property, never a prototype, whatever the key. */
 export function setField(table: FieldTable, key: string, value: FieldValue): void {
@@ -145,7 +170,11 @@ function readPlain(r: Reader, tag: number, depth: number): FieldValue {
   switch (tag) {
     case 0x41: {
       const items: FieldValue[] = [];
-      forEachItem(r, depth + 1, (t) => items.push(readPlain(r, t, depth + 1)));
+      forEachItem(r, depth + 1, (t) => {
+        const value = readPlain(r, t, depth + 1);
+        if (typeof value === 'number') recordType(items, String(items.length), t, value);
+        items.push(value);
+      });
       return items;
     }
     case 0x46:
@@ -159,6 +188,7 @@ function readPlain(r: Reader, tag: number, depth: number): FieldValue {
       return new Date(Number(r.u64()) * 1000);
     case 0x44: {
       const scale = r.u8();
+      lastScale = scale;
       return r.u32() / 10 ** scale;
     }
     case 0x78:
@@ -275,11 +305,14 @@ function writeTyped(w: Writer, v: TypedValue): void {
 export function writeTable(w: Writer, table: Readonly<FieldTable> | undefined): void {
   withLength(w, () => {
     if (!table) return;
+    const types = wireTypesOf(table);
     for (const key of Object.keys(table)) {
       const value = table[key];
       if (value === undefined) continue;
       w.shortstr(key);
-      writePlain(w, value);
+      const type = wireTypeFor(types, key, value);
+      if (type === undefined) writePlain(w, value);
+      else writeNumber(w, type, value as number);
     }
   });
 }
@@ -339,7 +372,14 @@ function writePlain(w: Writer, v: FieldValue): void {
       if (Array.isArray(v)) {
         w.u8(0x41);
         withLength(w, () => {
-          for (const item of v as readonly FieldValue[]) writePlain(w, item);
+          const types = wireTypesOf(v);
+          const items = v as readonly FieldValue[];
+          for (let i = 0; i < items.length; i++) {
+            const item = items[i]!;
+            const type = wireTypeFor(types, String(i), item);
+            if (type === undefined) writePlain(w, item);
+            else writeNumber(w, type, item as number);
+          }
         });
         return;
       }
@@ -348,6 +388,40 @@ function writePlain(w: Writer, v: FieldValue): void {
       return;
     default:
       throw new TypeError(`a ${typeof v} cannot be sent in a field table`);
+  }
+}
+
+/** Writes a number with the wire type it was read with (one {@link wireTypeFor} accepted). */
+function writeNumber(w: Writer, type: string, v: number): void {
+  w.u8(type.charCodeAt(0));
+  switch (type) {
+    case 'b':
+      w.i8(v);
+      return;
+    case 'B':
+      w.u8(v);
+      return;
+    case 's':
+      w.i16(v);
+      return;
+    case 'u':
+      w.u16(v);
+      return;
+    case 'i':
+      w.u32(v);
+      return;
+    case 'l':
+      w.i64(BigInt(v));
+      return;
+    case 'f':
+      w.f32(v);
+      return;
+    case 'd':
+      w.f64(v);
+      return;
+    default:
+      w.u8(Number(type.slice(1)));
+      w.u32(decimalUnscaled(type, v)!);
   }
 }
 
