@@ -72,6 +72,8 @@ export class AmqpChannel implements ReplyTarget {
   /** open → closing (channel.close sent, waiting for close-ok) → closed. */
   #state: 'open' | 'closing' | 'closed' = 'open';
   readonly #tasks: { task: Task; classId: number; methodId: number }[] = [];
+  /** Whether a task is being awaited (it counts in the backlog). */
+  #awaiting = false;
   #running = false;
   readonly #content: ContentAssembly;
   readonly #deliveries = new Deliveries();
@@ -157,8 +159,9 @@ export class AmqpChannel implements ReplyTarget {
   async teardown(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
-    this.#host.backlog(-this.#tasks.length);
+    this.#host.backlog(-this.#tasks.length - (this.#awaiting ? 1 : 0));
     this.#tasks.length = 0;
+    this.#awaiting = false;
     this.#tx = undefined;
     this.#content.reset();
     if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
@@ -188,18 +191,28 @@ export class AmqpChannel implements ReplyTarget {
       this.#exception(toAmqpException(error), classId, methodId);
       return;
     }
-    if (pending instanceof Promise) void this.#run(pending, classId, methodId);
+    if (pending instanceof Promise) {
+      this.#host.backlog(1);
+      void this.#run(pending, classId, methodId);
+    }
   }
 
-  /** Waits for `pending`, the task that came first, then runs the queued ones in order. */
+  /**
+   * Waits for `pending`, the task that came first, then runs the queued ones in order. A task
+   * counts in the backlog from when it is queued until it has finished.
+   */
   async #run(pending: Promise<void>, classId: number, methodId: number): Promise<void> {
     this.#running = true;
     for (;;) {
+      this.#awaiting = true;
       try {
         await pending;
       } catch (error) {
         this.#exception(toAmqpException(error), classId, methodId);
       }
+      // A teardown meanwhile counted this task out with the queued ones.
+      if (this.#awaiting) this.#host.backlog(-1);
+      this.#awaiting = false;
       let next: void | Promise<void>;
       do {
         if (this.#tasks.length === 0 || this.#state !== 'open') {
@@ -207,7 +220,6 @@ export class AmqpChannel implements ReplyTarget {
           return;
         }
         const entry = this.#tasks.shift()!;
-        this.#host.backlog(-1);
         ({ classId, methodId } = entry);
         next = undefined;
         try {
@@ -215,6 +227,8 @@ export class AmqpChannel implements ReplyTarget {
         } catch (error) {
           this.#exception(toAmqpException(error), classId, methodId);
         }
+        // Finished at once; one still running stays counted until it has.
+        if (!next) this.#host.backlog(-1);
       } while (!next);
       pending = next;
     }
