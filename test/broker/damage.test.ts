@@ -287,6 +287,70 @@ describe('missing queue data', () => {
   });
 });
 
+describe("a classic or priority queue's lost segments", () => {
+  const segmentsOf = (log: string) =>
+    fs
+      .readdirSync(file(...log.split('/')))
+      .filter((f) => f.endsWith('.seg'))
+      .sort();
+
+  /** Queue `name` with 100 messages in segments of about ten, closed. */
+  async function seedQueue(name: string, args: Record<string, unknown> = {}): Promise<void> {
+    const broker = await Broker.open({ storage: fsStorage({ dir, segmentBytes: 600 }) });
+    const queue = await broker.queue(name, { arguments: args });
+    await broker.queue('events', { type: 'stream' });
+    for (let i = 0; i < 100; i++) await queue.publish(`${name} ${i}`, { priority: 2 });
+    await broker.close();
+  }
+
+  for (const which of ['middle', 'tail'] as const) {
+    it(`a missing ${which} segment of a classic queue is reported, the rest delivered`, async () => {
+      await seedQueue('jobs');
+      const segments = segmentsOf('jobs/prio.000');
+      expect(segments.length).toBeGreaterThan(2);
+      const lost = which === 'middle' ? segments[1]! : segments.at(-1)!;
+      const lostFile = file('jobs', 'prio.000', lost);
+      const lostCount = framesOf(lostFile).length;
+      fs.rmSync(lostFile);
+      fs.rmSync(lostFile.replace('.seg', '.idx'), { force: true });
+      const { broker, reports } = await open();
+      try {
+        expect(reports).toEqual([
+          expect.objectContaining({ kind: 'missing', file: lostFile, code: 'MQLITE_DATA_LOSS' }),
+        ]);
+        expect(reports[0]).toBeInstanceOf(DataLossError);
+        expect(broker.damaged()).toEqual([]);
+        expect(messages(broker, 'jobs')).toBe(100 - lostCount);
+        expect(messages(broker, 'events')).toBe(0);
+      } finally {
+        await broker.close();
+      }
+      // Reported once: the loss is known from then on.
+      const again = await open();
+      expect(again.reports).toEqual([]);
+      expect(messages(again.broker, 'jobs')).toBe(100 - lostCount);
+      await again.broker.close();
+    });
+  }
+
+  it("a missing segment of a priority queue's level is reported", async () => {
+    await seedQueue('urgent', { 'x-max-priority': 3 });
+    const level = fs
+      .readdirSync(file('urgent'))
+      .find((entry) => entry.startsWith('prio.') && segmentsOf(`urgent/${entry}`).length > 2)!;
+    const lostFile = file('urgent', level, segmentsOf(`urgent/${level}`)[1]!);
+    const lostCount = framesOf(lostFile).length;
+    fs.rmSync(lostFile);
+    const { broker: reopened, reports } = await open();
+    try {
+      expect(reports).toEqual([expect.objectContaining({ kind: 'missing', file: lostFile })]);
+      expect(messages(reopened, 'urgent')).toBe(100 - lostCount);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
 describe("a stream's lost segments", () => {
   const STREAM = {
     arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 400 },
@@ -315,7 +379,7 @@ describe("a stream's lost segments", () => {
     return { broker, events };
   }
 
-  it('a missing middle segment is reported as a gap, once', async () => {
+  it('a missing middle segment is reported as missing and as a gap, once', async () => {
     const segments = await seedStream();
     expect(segments.length).toBeGreaterThan(3);
     const lost = segments[1]!;
@@ -325,9 +389,10 @@ describe("a stream's lost segments", () => {
     const reports: unknown[] = [];
     const { broker, events } = await reopened(reports);
     expect(reports).toEqual([
+      expect.objectContaining({ kind: 'missing', file: file('events', 'messages', lost) }),
       expect.objectContaining({ kind: 'gap', records: expect.any(Number) }),
     ]);
-    expect((reports[0] as DataLossError).message).toContain(`offsets ${lostFirst} to`);
+    expect((reports[1] as DataLossError).message).toContain(`offsets ${lostFirst} to`);
     expect(events.nextOffset).toBe(101);
     await broker.close();
     const again: unknown[] = [];
@@ -345,9 +410,14 @@ describe("a stream's lost segments", () => {
     const { broker, events } = await reopened(reports);
     try {
       expect(reports).toEqual([
-        expect.objectContaining({ kind: 'reset', records: 101 - tailFirst }),
+        expect.objectContaining({ kind: 'missing', file: file('events', 'messages', tail) }),
+        expect.objectContaining({ kind: 'gap' }),
       ]);
-      expect(events.nextOffset).toBe(101);
+      const next = events.nextOffset;
+      expect(next).toBeGreaterThan(100);
+      expect((reports[1] as DataLossError).message).toContain(
+        `offsets ${tailFirst} to ${next - 1}`,
+      );
       await events.publish('after');
       const got: number[] = [];
       await events.subscribe({ tag: 'reader' }, (message) => {
@@ -358,9 +428,31 @@ describe("a stream's lost segments", () => {
         if (round > 10_000) throw new Error('nothing delivered');
         await new Promise(setImmediate);
       }
-      expect(got).toEqual([101]);
+      expect(got).toEqual([next]);
     } finally {
       await broker.close();
+    }
+  });
+
+  it('a missing tail segment of a stream no consumer tracks does not hand its offsets out again', async () => {
+    const broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const events = (await broker.queue('events', STREAM)) as StreamQueue;
+    for (let i = 0; i < 100; i++) await events.publish(`event ${i}`);
+    await broker.close();
+    const segments = fs
+      .readdirSync(file('events', 'messages'))
+      .filter((f) => f.endsWith('.seg'))
+      .sort();
+    const tail = file('events', 'messages', segments.at(-1)!);
+    fs.rmSync(tail);
+    fs.rmSync(tail.replace('.seg', '.idx'), { force: true });
+    const reports: unknown[] = [];
+    const again = await reopened(reports);
+    try {
+      expect(reports).toContainEqual(expect.objectContaining({ kind: 'missing', file: tail }));
+      expect(again.events.nextOffset).toBeGreaterThan(100);
+    } finally {
+      await again.broker.close();
     }
   });
 
@@ -381,7 +473,7 @@ describe("a stream's lost segments", () => {
     }
   });
 
-  it('with every segment gone, offsets do not rewind below the stored ones', async () => {
+  it('with every segment gone, each is reported and offsets do not rewind', async () => {
     const segments = await seedStream();
     for (const seg of segments) fs.rmSync(file('events', 'messages', seg));
     for (const f of fs.readdirSync(file('events', 'messages'))) {
@@ -389,16 +481,21 @@ describe("a stream's lost segments", () => {
     }
     const reports: unknown[] = [];
     const { broker, events } = await reopened(reports);
+    const resumed = events.nextOffset;
     try {
-      expect(reports).toEqual([expect.objectContaining({ kind: 'reset', records: 100 })]);
-      expect(events.nextOffset).toBe(101);
+      expect(reports).toEqual(
+        segments.map((seg) =>
+          expect.objectContaining({ kind: 'missing', file: file('events', 'messages', seg) }),
+        ),
+      );
+      expect(resumed).toBeGreaterThan(100);
       expect(events.storedOffset('reader')).toBe(101);
     } finally {
       await broker.close();
     }
     const again: unknown[] = [];
     const next = await reopened(again);
-    expect(next.events.nextOffset).toBe(101);
+    expect(next.events.nextOffset).toBe(resumed);
     await next.broker.close();
     expect(again).toEqual([]);
   });

@@ -20,7 +20,7 @@ import { framesOf, toLayout1 } from '../support/segment-file.js';
 
 const fixture = (version: number) =>
   fileURLToPath(new URL(`./fixtures/fs-v${version}`, import.meta.url));
-const VERSIONS = [1, 2, 3];
+const VERSIONS = [1, 2, 3, 4];
 const CURRENT = VERSIONS.at(-1)!;
 const T0 = 1_700_000_000_000;
 const HASHED = 'h'.repeat(130);
@@ -246,11 +246,11 @@ describe('the format version of a data directory', () => {
   });
 
   test.each([1, 2])(
-    'a format %i directory is marked 3 on open; appends go to a new segment of the current layout',
+    'a format %i directory is marked current on open; appends go to a new segment of the current layout',
     async (version) => {
       const dir = copyFixture(version);
       const storage = open(dir);
-      expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 3\n');
+      expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
       const log = await openLog(storage, 'app', 'events');
       // Segment 3 holds offset 7 and has room for two more 20-byte records, but frames of two
       // layouts never share a segment: 8 starts segment 4.
@@ -279,6 +279,30 @@ describe('the format version of a data directory', () => {
     },
   );
 
+  test.each([1, 2, 3])(
+    'a format %i directory gets its segment lists on open, so a segment lost later is reported',
+    async (version) => {
+      const dir = copyFixture(version);
+      const storage = open(dir);
+      expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
+      expect(readAll(await openLog(storage, 'app', 'events')).map((r) => r[0])).toEqual([
+        1, 3, 4, 6, 7,
+      ]);
+      await storage.close();
+      expect(fs.existsSync(path.join(dir, 'app', 'events', '~segments'))).toBe(true);
+      fs.unlinkSync(segmentFile(dir, 'events', 2));
+      const reopened = open(dir);
+      const losses: unknown[] = [];
+      reopened.onDataLoss?.((loss) => losses.push(loss));
+      const log = await openLog(reopened, 'app', 'events');
+      expect(losses).toEqual([
+        expect.objectContaining({ kind: 'missing', file: segmentFile(dir, 'events', 2) }),
+      ]);
+      expect(readAll(log).map((r) => r[0])).toEqual([1, 3, 7]);
+      await reopened.close();
+    },
+  );
+
   test('an existing directory holding no data is adopted (a mount point, dotfiles)', async () => {
     const dir = path.join(root, `mount${++n}`);
     fs.mkdirSync(path.join(dir, 'lost+found'), { recursive: true });
@@ -292,7 +316,7 @@ describe('the format version of a data directory', () => {
 
   test('a directory of a newer format version is refused as not corrupt, naming both versions', async () => {
     const dir = copyFixture();
-    fs.writeFileSync(formatFile(dir), 'mqlite-fs 4\n');
+    fs.writeFileSync(formatFile(dir), `mqlite-fs ${CURRENT + 1}\n`);
     let error: unknown;
     try {
       open(dir);
@@ -304,12 +328,12 @@ describe('the format version of a data directory', () => {
     expect(error).toMatchObject({
       code: 'MQLITE_FORMAT_VERSION',
       replyCode: 540,
-      version: 4,
-      readable: { oldest: 1, newest: 3 },
-      message: `NOT_IMPLEMENTED - data directory '${dir}' is in format version 4, written by a newer mqlite; this version of mqlite reads format versions 1 to 3`,
+      version: CURRENT + 1,
+      readable: { oldest: 1, newest: CURRENT },
+      message: `NOT_IMPLEMENTED - data directory '${dir}' is in format version ${CURRENT + 1}, written by a newer mqlite; this version of mqlite reads format versions 1 to ${CURRENT}`,
     });
     // Nothing was touched, and the lock was released.
-    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe('mqlite-fs 4\n');
+    expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT + 1}\n`);
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
     expect(fs.statSync(segmentFile(dir, 'torn')).size).toBe(
       fs.statSync(segmentFile(fixture(CURRENT), 'torn')).size,

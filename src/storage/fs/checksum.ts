@@ -51,3 +51,42 @@ export function crc32Range(bytes: Uint8Array, start: number, end: number, crc = 
   for (; i < end; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
+
+/** The polynomial, reflected; multiplication modulo it below follows zlib's `crc32_combine`. */
+const POLY = 0xedb88320;
+
+/** `a * b` modulo the CRC polynomial (bit 31 is x^0). */
+function multModP(a: number, b: number): number {
+  if (a === 0) return 0;
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ POLY : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** `X2N[k]` is x^(2^k) modulo the polynomial. */
+const X2N = new Uint32Array(32);
+X2N[0] = 0x40000000;
+for (let k = 1; k < 32; k++) X2N[k] = multModP(X2N[k - 1]!, X2N[k - 1]!);
+
+/**
+ * What continuing a CRC-32 from `crc` over `length` bytes adds to their CRC from 0:
+ * `crc32(bytes, crc) === (crc32Shift(crc, bytes.length) ^ crc32(bytes)) >>> 0`. So the CRC of
+ * a run from many starting states costs one pass over it and a shift per state (at most 32
+ * multiplications of 32 steps).
+ */
+export function crc32Shift(crc: number, length: number): number {
+  let power = 0x80000000; // x^0
+  let k = 3; // a byte is x^8
+  for (let n = length; n > 0; n = Math.floor(n / 2), k++) {
+    if (n % 2 === 1) power = multModP(X2N[k & 31]!, power);
+  }
+  return multModP(power, crc >>> 0);
+}

@@ -12,11 +12,12 @@ import { CorruptionError, FormatVersionError } from '../../errors.js';
 import { type FsIo, readFile, replaceFile } from './io.js';
 
 /** The version of the on-disk format this code writes. */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 /**
  * The oldest version it reads. Version 2 added span checksums to index files; version 3 a segment
- * layout checksummed per chunk of frames, beside which the older layout is still read. An older
- * directory is marked 3 on open.
+ * layout checksummed per chunk of frames, beside which the older layout is still read; version 4
+ * a list of its segments in each log (`~segments`), written on open where it is missing. An
+ * older directory is marked 4 on open.
  */
 const OLDEST_READ = 1;
 export const FORMAT_FILE = 'FORMAT';

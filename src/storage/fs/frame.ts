@@ -27,7 +27,7 @@ const CHUNK_END = 0x80000000;
 /** Bytes that end each layout 2 payload, holding a chunk's checksum in its last frame. */
 export const CHUNK_CHECKSUM = 4;
 /** CRC-32 of any message followed by its own CRC-32 (little-endian), from any start. */
-const CHUNK_RESIDUE = 0x2144df1c;
+export const CHUNK_RESIDUE = 0x2144df1c;
 
 /** Result of {@link checkFrame} when the bytes end before the frame does. */
 export const INCOMPLETE = -1;
@@ -98,7 +98,7 @@ export function copyFrame(
   return FRAME_HEADER + record + CHUNK_CHECKSUM;
 }
 
-function isChunkEnd(bytes: Uint8Array, at: number): boolean {
+export function isChunkEnd(bytes: Uint8Array, at: number): boolean {
   return (bytes[at + 11]! & (CHUNK_END >>> 24)) !== 0;
 }
 

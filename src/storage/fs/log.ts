@@ -51,6 +51,7 @@ import { FrameReader, type FrameSource } from './reader.js';
 import { corruptRecord, scanSegment } from './recovery.js';
 import { Segment, segmentFileName } from './segment.js';
 import { readSegmentIndex, writeSegmentIndex } from './segment-index.js';
+import { readSegmentList, writeSegmentList } from './segment-list.js';
 
 /** Write buffer size a log starts with; it doubles up to {@link MAX_BATCH} under load. */
 const MIN_BATCH = 64 * 1024;
@@ -67,8 +68,15 @@ const COMPACT_MIN_RECORDS = 64;
  */
 const STALE_MARKS_REWRITE = 16 * 1024;
 
+/**
+ * Offsets handed out per write of the segment list's bound (see `segment-list.ts`): a log that
+ * lost its tail segment continues at most this far past the offsets it had handed out.
+ */
+const OFFSET_LEASE = 4096;
+
 export const OPTIONS_FILE = '~options';
 export const MARKS_FILE = '~deleted';
+export const LIST_FILE = '~segments';
 
 /** What a log gets from its namespace. */
 export interface LogContext {
@@ -92,6 +100,25 @@ function undecodable(seg: Segment, bytes: Uint8Array, at: number, cause: unknown
     `record ${seg.firstOffset + frameDelta(bytes, at)} in ${seg.file} cannot be decoded`,
     { cause },
   );
+}
+
+function missingSegment(file: string, log: string, tail: boolean, resumes: number): DataLossError {
+  const next = tail
+    ? `; the log continues at offset ${resumes}, past every offset it handed out`
+    : '';
+  return new DataLossError(
+    'missing',
+    `segment ${file} of log '${log}' is missing: the records it held are lost${next}`,
+    { file },
+  );
+}
+
+function removeIfThere(io: FsIo, file: string): void {
+  try {
+    io.unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 function tornWrite(file: string, end: number, size: number): DataLossError {
@@ -176,6 +203,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
   /** Sealed segments whose index is written with the next flush (unless dropped by then). */
   #unindexed: Segment[] = [];
   #compactQueued = false;
+  /** Every offset handed out is below this one, as the segment list on disk says. */
+  #offsetsBelow = 0;
 
   /**
    * Opens the log stored in `dir`, creating it with `segmentBytes` if it does not exist (an
@@ -243,6 +272,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     // After a failed write, this append waits for nothing the failed one held: write that first.
     if (this.#scheduler.failure) this.#scheduler.recover();
+    if (this.#nextOffset >= this.#offsetsBelow) this.#writeList(this.#nextOffset);
     // Encoded before anything changes, so a record the codec refuses leaves the log as it was.
     // Straight into the write buffer when the codec can: no scratch copy.
     const encodedAt = this.#batchLen + FRAME_HEADER;
@@ -406,9 +436,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#segs = [fresh];
     this.#active = fresh;
     // Every record goes: no deletion has anything to wait for.
-    for (const seg of old) this.#unlink(seg);
-    for (const held of this.#heldUnlinks) this.#removeFiles(held.seg);
+    for (const seg of old) this.#forget(seg);
+    const gone = [...old, ...this.#heldUnlinks.map((held) => held.seg)];
     this.#heldUnlinks = [];
+    this.#removeFiles(gone);
     this.#live = 0;
     this.#liveBytes = 0;
     this.#staleMarks = 0;
@@ -545,12 +576,14 @@ export class FsLog<T> implements Log<T>, FrameSource {
   }
 
   #load(): void {
-    const ids: number[] = [];
+    let ids: number[] = [];
     for (const entry of this.io.readdirSync(this.#dir)) {
       if (entry.endsWith('.tmp')) this.io.unlinkSync(path.join(this.#dir, entry));
       else if (/^\d{10}\.seg$/.test(entry)) ids.push(Number(entry.slice(0, 10)));
     }
     ids.sort((a, b) => a - b);
+    const listed = this.#checkList(ids);
+    ids = listed.ids;
     for (const [i, id] of ids.entries()) {
       const seg = this.#loadSegment(id, i === ids.length - 1);
       const prev = this.#segs.at(-1);
@@ -559,7 +592,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
       }
       this.#segs.push(seg);
     }
-    if (this.#segs.length === 0) this.#segs.push(this.#create(1, 1));
+    const resume = listed.tailLost ? listed.offsetsBelow : 1;
+    if (this.#segs.length === 0) this.#segs.push(this.#create(listed.lastId + 1, resume));
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
     this.#durableEnd = this.#nextOffset;
@@ -573,6 +607,70 @@ export class FsLog<T> implements Log<T>, FrameSource {
       this.#liveBytes += seg.bytes - seg.deletedBytes;
     }
     for (const seg of this.#segs.slice(0, -1)) this.#reclaim(seg);
+    // Past every offset the lost tail may have handed out: none is handed out twice.
+    if (this.#nextOffset < resume) {
+      this.#roll(resume);
+      this.#nextOffset = this.#durableEnd = resume;
+    }
+    if (listed.rewrite || this.#nextOffset >= this.#offsetsBelow) this.#writeList(this.#nextOffset);
+  }
+
+  /**
+   * Checks the segment files found (`ids`, ascending) against the segment list: reports each
+   * listed one that is missing, finishes the unlinks a crash cut short (files the list no longer
+   * names, below its last id), and says which ids to load and where a lost tail leaves the
+   * offsets. A log of an older format version, without a list, gets one.
+   */
+  #checkList(ids: number[]): {
+    ids: number[];
+    lastId: number;
+    tailLost: boolean;
+    offsetsBelow: number;
+    rewrite: boolean;
+  } {
+    const file = path.join(this.#dir, LIST_FILE);
+    const list = readSegmentList(this.io, file);
+    const lastFound = ids.at(-1) ?? 0;
+    if (list === undefined || list === 'damaged') {
+      if (list === 'damaged') {
+        this.#ctx.report(
+          new DataLossError(
+            'skipped',
+            `${file} is damaged: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
+            { file },
+          ),
+        );
+      }
+      return { ids, lastId: lastFound, tailLost: false, offsetsBelow: 1, rewrite: true };
+    }
+    this.#offsetsBelow = list.offsetsBelow;
+    const lastId = Math.max(lastFound, list.ids.at(-1) ?? 0);
+    const present = new Set(ids);
+    const named = new Set(list.ids);
+    const kept: number[] = [];
+    let rewrite = false;
+    for (const id of ids) {
+      if (named.has(id) || id > (list.ids.at(-1) ?? 0)) {
+        kept.push(id);
+        continue;
+      }
+      // Taken off the list before its unlink: the crash came in between.
+      const seg = new Segment(this.#dir, id, 0, 0);
+      removeIfThere(this.io, seg.file);
+      removeIfThere(this.io, seg.indexFile);
+      rewrite = true;
+    }
+    const lastKept = kept.at(-1) ?? 0;
+    let tailLost = false;
+    for (const id of list.ids) {
+      if (present.has(id)) continue;
+      const tail = id > lastKept;
+      tailLost ||= tail;
+      const seg = new Segment(this.#dir, id, 0, 0);
+      this.#ctx.report(missingSegment(seg.file, this.name, tail, list.offsetsBelow));
+      rewrite = true;
+    }
+    return { ids: kept, lastId, tailLost, offsetsBelow: list.offsetsBelow, rewrite };
   }
 
   /** Loads one segment from its index, scanning what the index does not cover. */
@@ -617,11 +715,20 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
   }
 
-  /** Creates an empty segment file (atomically: written aside, then renamed). */
+  /**
+   * Creates an empty segment file (atomically: written aside, then renamed), then lists it: a
+   * crash in between leaves a file past the list's last, which holds no confirmed record.
+   */
   #create(id: number, firstOffset: number): Segment {
     const seg = new Segment(this.#dir, id, firstOffset, 0);
     seg.fd = replaceFileOpen(this.io, seg.file, fileHeader(firstOffset, 0), false);
     this.#dirUnsynced = true;
+    try {
+      this.#writeList(Math.max(firstOffset, this.#nextOffset), id);
+    } catch (error) {
+      this.io.closeSync(seg.fd);
+      throw error;
+    }
     return seg;
   }
 
@@ -743,11 +850,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#marks.flush(end);
     const held = this.#heldUnlinks;
     let released = 0;
-    while (released < held.length && held[released]!.need <= end) {
-      this.#removeFiles(held[released]!.seg);
-      released++;
-    }
-    if (released > 0) held.splice(0, released);
+    while (released < held.length && held[released]!.need <= end) released++;
+    if (released > 0) this.#removeFiles(held.splice(0, released).map((h) => h.seg));
     if (this.#toCompact.size > 0) this.#queueCompaction();
     if ((this.#marks.pending > 0 || held.length > 0) && this.#ctx.policy !== 'never') {
       this.#scheduler.request();
@@ -815,7 +919,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   #unlink(seg: Segment): void {
     this.#forget(seg);
-    this.#removeFiles(seg);
+    this.#removeFiles([seg]);
   }
 
   /** Takes a segment out of use: cursors move on, its descriptor closes. */
@@ -826,14 +930,29 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#closeFd(seg);
   }
 
-  #removeFiles(seg: Segment): void {
-    for (const file of seg.indexed ? [seg.file, seg.indexFile] : [seg.file]) {
-      try {
-        this.io.unlinkSync(file);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
+  /** Unlinks the files of segments already taken out of the log, once the list no longer names them. */
+  #removeFiles(segs: readonly Segment[]): void {
+    this.#writeList(this.#nextOffset);
+    for (const seg of segs) {
+      for (const file of seg.indexed ? [seg.file, seg.indexFile] : [seg.file])
+        removeIfThere(this.io, file);
     }
+    this.#dirUnsynced = true;
+  }
+
+  /**
+   * Replaces the segment list: the segments retained and those whose files wait to be unlinked,
+   * plus `extraId` (a segment about to be created), and a bound past `from`, the next offset
+   * to hand out.
+   */
+  #writeList(from: number, extraId?: number): void {
+    const ids = [...this.#heldUnlinks.map((held) => held.seg.id), ...this.#segs.map((s) => s.id)];
+    if (extraId !== undefined) ids.push(extraId);
+    ids.sort((a, b) => a - b);
+    const offsetsBelow = Math.max(this.#offsetsBelow, from + OFFSET_LEASE);
+    const file = path.join(this.#dir, LIST_FILE);
+    writeSegmentList(this.io, file, { ids, offsetsBelow }, this.#ctx.policy !== 'never');
+    this.#offsetsBelow = offsetsBelow;
     this.#dirUnsynced = true;
   }
 

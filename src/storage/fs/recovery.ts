@@ -20,6 +20,7 @@ import {
   INCOMPLETE,
   u32,
 } from './frame.js';
+import { intactRunAfter, SEARCH_GAVE_UP } from './intact-run.js';
 import { type FsIo, readFully } from './io.js';
 import type { Segment } from './segment.js';
 
@@ -98,7 +99,7 @@ export function scanSegment(
 /**
  * A bad run at `pos`: the end of a torn tail, or corruption. A garbled length can state any run
  * end, so a torn tail is told from damage by searching every position after the bad one for a
- * valid run: confirmed records after it mean the bytes were damaged, not torn.
+ * valid run (intact-run.ts): confirmed records after it mean the bytes were damaged, not torn.
  */
 function bad(
   io: FsIo,
@@ -113,8 +114,11 @@ function bad(
   // The bytes from the bad run on, read once: searched for intact runs, then counted if cut.
   const rest = Buffer.allocUnsafe(fileSize - pos);
   const n = readFully(io, fd, rest, 0, rest.length, pos);
-  const intact = validRunAfter(seg.layout, rest, n);
+  const intact = intactRunAfter(seg.layout, rest, n);
   if (intact >= 0) throw corruptRecord(seg.file, pos, why, pos + intact);
+  if (intact === SEARCH_GAVE_UP) {
+    throw corruptRecord(seg.file, pos, `${why}, and whether intact records follow is not known`);
+  }
   if (recoveryChannel.hasSubscribers) publishCut(seg.file, pos, rest, n, why);
   seg.fileSize = seg.size = pos;
   return pos;
@@ -134,12 +138,4 @@ function publishCut(file: string, position: number, tail: Buffer, n: number, rea
     reason,
     action: 'cut',
   });
-}
-
-/** Position in `rest` (the `n` bytes read from a bad run on) of the first valid run after it, or -1. */
-export function validRunAfter(layout: number, rest: Uint8Array, n: number): number {
-  for (let at = 1; at + FRAME_HEADER <= n; at++) {
-    if (checkRun(layout, rest, at, n, n) > 0) return at;
-  }
-  return -1;
 }

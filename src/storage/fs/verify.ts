@@ -20,6 +20,7 @@ import {
   SEGMENT_LAYOUT,
   u32,
 } from './frame.js';
+import { intactRunAfter, NONE_INTACT, SEARCH_GAVE_UP } from './intact-run.js';
 import { nodeIo, readFile, readFully } from './io.js';
 import { MARKS_FILE, OPTIONS_FILE, parseLogOptions } from './log.js';
 import { readMarks } from './marks.js';
@@ -28,7 +29,6 @@ import { readMetaRecords } from './meta-records.js';
 import { encodeName } from './names.js';
 import { listNamedDirs } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
-import { validRunAfter } from './recovery.js';
 import { indexState } from './segment-index.js';
 
 /**
@@ -260,9 +260,15 @@ function checkSegment(
       continue;
     }
     const reason = run === INCOMPLETE ? 'a record is cut short' : 'a record fails its checksum';
-    const intact = validRunAfter(header.layout, buf.subarray(at), n - at);
-    if (intact < 0) {
+    const intact = intactRunAfter(header.layout, buf.subarray(at), n - at);
+    if (intact === NONE_INTACT) {
       found.push({ position: at, end: n, action: tail ? 'cut' : 'refuse', reason });
+      break;
+    }
+    if (intact === SEARCH_GAVE_UP) {
+      // A reopen does not cut what it could not tell from damage.
+      const unknown = `${reason}, and whether intact records follow is not known`;
+      found.push({ position: at, end: n, action: 'refuse', reason: unknown });
       break;
     }
     found.push({ position: at, end: at + intact, action: 'refuse', reason });
