@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FORMAT_VERSION } from '../../src/storage/fs/format.js';
 import { runCli } from '../support/cli.js';
 import {
   brokerDirectory,
@@ -20,7 +21,12 @@ describe('mqlite inspect', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
-    expect(report).toMatchObject({ formatVersion: 3, holder: null, namespaces: [], recovery: [] });
+    expect(report).toMatchObject({
+      formatVersion: FORMAT_VERSION,
+      holder: null,
+      namespaces: [],
+      recovery: [],
+    });
     const byName = Object.fromEntries(report.queues.map((q: { name: string }) => [q.name, q]));
     expect(Object.keys(byName)).toEqual(['events', 'jobs', 'prices', 'urgent']);
     expect(byName.jobs).toMatchObject({ kind: 'classic', durable: true, messages: 3 });
@@ -56,7 +62,7 @@ describe('mqlite inspect', () => {
     const dir = await brokerDirectory();
     const run = await runCli(['inspect', dir]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`Data directory ${dir} (format 3, not in use)`);
+    expect(run.stdout).toContain(`Data directory ${dir} (format ${FORMAT_VERSION}, not in use)`);
     expect(run.stdout).toMatch(/ {2}prices {2}lvq, durable\n.*\n {4}messages {3}3 \(/);
     expect(run.stdout).toContain('    keys       3');
     expect(run.stdout).toMatch(/ {4}offset {5}reader: \d+/);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FORMAT_VERSION } from '../../src/storage/fs/format.js';
 import { runCli } from '../support/cli.js';
 import {
   brokerDirectory,
@@ -32,7 +33,9 @@ describe('mqlite verify', () => {
     const dir = await brokerDirectory();
     const run = await runCli(['verify', dir]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^Checked \d+ files, .* \(format 3\)\nNo damage found\.\n$/);
+    expect(run.stdout).toMatch(
+      new RegExp(`^Checked \\d+ files, .* \\(format ${FORMAT_VERSION}\\)\nNo damage found\\.\n$`),
+    );
     // Piped: no progress bar.
     expect(run.stderr).toBe('');
   });
