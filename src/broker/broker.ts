@@ -114,7 +114,6 @@ interface Entry {
 }
 
 const VHOST = '/';
-type Args = Record<string, unknown>;
 /** Longest routing key: an AMQP short string. */
 const MAX_KEY_BYTES = 255;
 
@@ -350,7 +349,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * @throws AccessRefusedError (403) for the default exchange; NotFoundError (404) when either
    *   exchange is missing; PreconditionFailedError (406) for an invalid headers `x-match`.
    */
-  bindExchange(destination: string, source: string, routingKey = '', args: Args = {}) {
+  bindExchange(
+    destination: string,
+    source: string,
+    routingKey = '',
+    args: Record<string, unknown> = {},
+  ): Promise<void> {
     return this.#exchangeBinding(() =>
       this.#exchanges.bindExchange(destination, source, routingKey, args as FieldTable),
     );
@@ -360,7 +364,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * Removes an exchange-to-exchange binding with exactly this key and arguments (a missing one is
    * no error); an auto-delete `source` that loses its last binding is deleted, as in RabbitMQ.
    */
-  unbindExchange(destination: string, source: string, routingKey = '', args: Args = {}) {
+  unbindExchange(
+    destination: string,
+    source: string,
+    routingKey = '',
+    args: Record<string, unknown> = {},
+  ): Promise<void> {
     return this.#exchangeBinding(() =>
       this.#exchanges.unbindExchange(destination, source, routingKey, args as FieldTable),
     );
