@@ -16,6 +16,12 @@ import { streamScenarios } from './streams.js';
  */
 const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
   'a queue name starting with amq. is refused with 403': 'accepts amq. queue names',
+  'deleting an exchange removes the bindings to it; an auto-delete source goes with its last binding':
+    'error wording',
+  'binding to or from a missing exchange is 404, from the default exchange 403': 'error wording',
+  'a CC header that is not an array of strings is refused with 406': 'error wording',
+  'a rejected message with CC is dead-lettered by its key and CC, or by the dead-letter routing key alone (CC dropped)':
+    'keeps CC on a message dead-lettered with a dead-letter routing key',
   'a priority above x-max-priority counts as the maximum': 'does not cap priorities',
   'x-max-length-bytes drops by body bytes, dead-lettering with reason maxlen (maxlenbytes on mqlite)':
     'counts message bytes differently',
