@@ -61,11 +61,17 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     return await command.run(rest, io);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
       io.stderr.write(`mqlite ${name}: ${error.message}\n\n${command.usage}`);
       return EXIT.usage;
     }
     io.stderr.write(`mqlite ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.failure;
   }
+}
+
+/** An option `node:util`'s parseArgs refused (unknown, missing its value, ...): a usage mistake. */
+function isParseArgsError(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

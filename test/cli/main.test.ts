@@ -25,4 +25,14 @@ describe('the mqlite binary', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("unknown command 'frobnicate'");
   });
+
+  it.each(['inspect', 'peek', 'verify', 'serve'])(
+    'exits 2 with the usage for an option %s does not know',
+    async (command) => {
+      const run = await runCli([command, '--bogus', '/tmp']);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("Unknown option '--bogus'");
+      expect(run.stderr).toContain(`Usage: mqlite ${command}`);
+    },
+  );
 });

@@ -36,7 +36,7 @@ export function copyFixture(version: number): string {
 /** The format versions there are fixtures of. */
 export const FIXTURE_VERSIONS = fs
   .readdirSync(fixtures)
-  .filter((name) => /^fs-v\d+$/.test(name))
+  .filter((name) => name.match(/^fs-v\d+$/) !== null)
   .map((name) => Number(name.slice(4)))
   .sort((a, b) => a - b);
 

@@ -94,31 +94,27 @@ export function parseServeOptions(args: readonly string[]): ServeOptions {
 }
 
 function parse(args: readonly string[]) {
-  try {
-    return parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: {
-        data: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        config: { type: 'string' },
-        users: { type: 'string' },
-        'loopback-users': { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'tls-port': { type: 'string' },
-        'max-connections': { type: 'string' },
-        'channel-max': { type: 'string' },
-        'frame-max': { type: 'string' },
-        'max-message-size': { type: 'string' },
-        heartbeat: { type: 'string' },
-        verbose: { type: 'boolean' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      data: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      config: { type: 'string' },
+      users: { type: 'string' },
+      'loopback-users': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tls-port': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'channel-max': { type: 'string' },
+      'frame-max': { type: 'string' },
+      'max-message-size': { type: 'string' },
+      heartbeat: { type: 'string' },
+      verbose: { type: 'boolean' },
+    },
+  });
 }
 
 function readUsers(file: string): Users {
