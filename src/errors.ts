@@ -328,6 +328,18 @@ export class OffsetClampedError extends MqliteError {
   }
 }
 
+/** The virtual host a broker is, and a queue opened on its own is in, unless told otherwise. */
+export const DEFAULT_VHOST = '/';
+
+/** A resource as RabbitMQ's errors name it: "queue 'jobs' in vhost '/'". */
+export function resourceName(
+  kind: 'queue' | 'exchange' | 'policy',
+  name: string,
+  vhost: string,
+): string {
+  return `${kind} '${name}' in vhost '${vhost}'`;
+}
+
 /** "inequivalent arg 'x' for queue 'q'": a redeclare that differs from the declaration. */
 export function inequivalentArg(arg: string, kind: 'queue' | 'exchange', name: string) {
   return new PreconditionFailedError(`inequivalent arg '${arg}' for ${kind} '${name}'`);

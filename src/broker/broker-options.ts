@@ -46,9 +46,23 @@ export interface BrokerOptions {
    * 'x-max-length'?)"). Default false: unknown `x-` arguments are accepted, as brokers accept them.
    */
   strict?: boolean;
+  /**
+   * The virtual host this broker is, named in its errors as RabbitMQ names it ("no queue 'jobs' in
+   * vhost 'orders'"), in its definitions export and its policies; a definitions file's entries
+   * must be in it. Default `/`. `mqlite serve` opens each vhost's broker with its name.
+   */
+  vhost?: string;
 }
 
-const BROKER_OPTIONS = new Set(['storage', 'clock', 'config', 'definitions', 'onError', 'strict']);
+const BROKER_OPTIONS = new Set([
+  'storage',
+  'clock',
+  'config',
+  'definitions',
+  'onError',
+  'strict',
+  'vhost',
+]);
 
 /** Checks the options of `Broker.open()` but `storage` (see `checkStorage`). */
 export function checkOptions(options: unknown): asserts options is BrokerOptions {
@@ -58,12 +72,15 @@ export function checkOptions(options: unknown): asserts options is BrokerOptions
   for (const key of Object.keys(options)) {
     if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
   }
-  const { onError, strict } = options as BrokerOptions;
+  const { onError, strict, vhost } = options as BrokerOptions;
   if (onError !== undefined && typeof onError !== 'function') {
     throw new TypeError('Broker option onError must be a function');
   }
   if (strict !== undefined && typeof strict !== 'boolean') {
     throw new TypeError('Broker option strict must be a boolean');
+  }
+  if (vhost !== undefined && (typeof vhost !== 'string' || vhost === '')) {
+    throw new TypeError('Broker option vhost must be a non-empty string');
   }
 }
 
@@ -71,7 +88,7 @@ export function checkOptions(options: unknown): asserts options is BrokerOptions
 export async function loadTopologies(options: BrokerOptions): Promise<Topology[]> {
   const topologies: Topology[] = [];
   if (options.definitions !== undefined) {
-    topologies.push(await loadDefinitions(options.definitions));
+    topologies.push(await loadDefinitions(options.definitions, options.vhost));
   }
   if (options.config !== undefined) topologies.push(await loadConfig(options.config));
   return topologies;

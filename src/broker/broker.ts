@@ -20,10 +20,12 @@ import {
   ClosedError,
   CorruptionError,
   DataLossError,
+  DEFAULT_VHOST,
   NoRouteError,
   NotFoundError,
   PreconditionFailedError,
   ResourceLockedError,
+  resourceName,
 } from '../errors.js';
 import { Exchanges } from '../exchanges/registry.js';
 import type { DestinationType, ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
@@ -113,7 +115,6 @@ interface Entry {
   readonly owner: object | undefined;
 }
 
-const VHOST = '/';
 /** Longest routing key: an AMQP short string. */
 const MAX_KEY_BYTES = 255;
 
@@ -181,6 +182,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   };
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
+  readonly #vhost: string;
   readonly #damaged: DamagedQueues;
   readonly #policies: Policies;
 
@@ -191,18 +193,23 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     damaged: DamagedQueues,
     onError: ErrorHandler,
     strict: boolean,
+    vhost: string,
   ) {
     super();
     this.#storage = storage;
     this.#clock = clock;
     this.#onError = onError;
     this.#strict = strict;
+    this.#vhost = vhost;
     this.#damaged = damaged;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
-    this.#policies = new Policies(this.#registry.loadPolicies((loss) => damaged.report(loss)));
+    this.#policies = new Policies(
+      this.#registry.loadPolicies((loss) => damaged.report(loss)),
+      vhost,
+    );
     this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
-      vhost: VHOST,
+      vhost,
       alternateExchange: (name) =>
         this.#policies.forExchange(name)?.definition['alternate-exchange'],
       hasDestination: (queue) => this.#entries.has(queue) || this.#damaged.has(queue),
@@ -251,6 +258,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         damaged,
         onError,
         options.strict === true,
+        options.vhost ?? DEFAULT_VHOST,
       );
       await broker.#restore();
       for (const topology of topologies) await applyTopology(broker.#topologyHost(), topology);
@@ -266,6 +274,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closing !== undefined;
+  }
+
+  /** The virtual host this broker is (the `vhost` option, default `/`). */
+  get vhost(): string {
+    return this.#vhost;
   }
 
   /**
@@ -386,7 +399,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const bindings = exchanges.flatMap(({ name }) =>
       this.#exchanges.bindings(name).map((b) => ({ source: name, ...b })),
     );
-    return writeDefinitions(this.queues(), exchanges, bindings, this.policies());
+    return writeDefinitions(this.queues(), exchanges, bindings, this.policies(), this.#vhost);
   }
 
   /** The broker's counters (unroutable messages). */
@@ -530,7 +543,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const kind = KINDS[declaration.kind];
     kind.validate(declaration);
     if (this.#strict)
-      refuseUnknownArguments(declaration.arguments, kind.arguments, 'argument', name);
+      refuseUnknownArguments(declaration.arguments, kind.arguments, 'argument', name, this.#vhost);
     return declaration;
   }
 
@@ -538,7 +551,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     assertOpen(this.closed, 'broker');
     this.#checkDamaged(name);
     const entry = this.#entries.get(name);
-    if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
+    if (!entry) throw new NotFoundError(`no ${this.#queueText(name)}`);
     this.#checkOwner(entry, owner, undefined);
     touch(entry.queue);
     return entry.queue;
@@ -550,7 +563,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const existing = this.#entries.get(declaration.name);
     if (existing) {
       this.#checkOwner(existing, owner, declaration.exclusive);
-      assertEquivalent(existing.declaration, declaration, VHOST);
+      assertEquivalent(existing.declaration, declaration, this.#vhost);
       touch(existing.queue);
       return existing.queue;
     }
@@ -582,6 +595,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       },
       onError: this.#onError,
       strict: this.#strict,
+      vhost: this.#vhost,
       onDataLoss: (loss) => this.#damaged.report(loss, name),
     });
     if (this.#storage.supports.persistent) {
@@ -621,7 +635,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const mismatch = exclusive !== undefined && exclusive !== entry.declaration.exclusive;
     if (mismatch || (entry.owner !== undefined && entry.owner !== owner)) {
       throw new ResourceLockedError(
-        `cannot obtain exclusive access to locked queue '${entry.declaration.name}' in vhost '${VHOST}'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
+        `cannot obtain exclusive access to locked ${this.#queueText(entry.declaration.name)}. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
       );
     }
   }
@@ -660,11 +674,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       if (!entry) return 0;
       const stats = queueStats(entry.queue);
       if (options.ifUnused && stats.consumers > 0) {
-        throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' in use`);
+        throw new PreconditionFailedError(`${this.#queueText(name)} in use`);
       }
       // Unacknowledged messages do not count, as on RabbitMQ.
       if (options.ifEmpty && stats.messagesReady > 0) {
-        throw new PreconditionFailedError(`queue '${name}' in vhost '${VHOST}' not empty`);
+        throw new PreconditionFailedError(`${this.#queueText(name)} not empty`);
       }
       return entry.destroy();
     });
@@ -690,8 +704,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     assertOpen(this.closed, 'broker');
     this.#checkDamaged(checkQueueName(name));
     const entry = this.#entries.get(name);
-    if (!entry) throw new NotFoundError(`no queue '${name}' in vhost '${VHOST}'`);
+    if (!entry) throw new NotFoundError(`no ${this.#queueText(name)}`);
     return entry;
+  }
+
+  /** "queue 'jobs' in vhost 'orders'", as the broker's errors name a queue. */
+  #queueText(name: string): string {
+    return resourceName('queue', name, this.#vhost);
   }
 
   #reportError(error: unknown, source: ErrorSource, queue?: string): void {
@@ -743,7 +762,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         name,
         declaration,
         new CorruptionError(
-          `the data of queue '${name}' in vhost '${VHOST}' is missing: its directory does not exist`,
+          `the data of ${this.#queueText(name)} is missing: its directory does not exist`,
         ),
       );
     }
@@ -774,7 +793,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#damaged.report(
       new DataLossError(
         'restored',
-        `queue '${name}' in vhost '${VHOST}' was missing from the broker's metadata; declared again from the copy in its directory`,
+        `${this.#queueText(name)} was missing from the broker's metadata; declared again from the copy in its directory`,
       ),
       name,
     );
@@ -791,8 +810,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   async #bindings(queue: string, change: () => boolean): Promise<void> {
     assertOpen(this.closed, 'broker');
     this.#checkDamaged(queue);
-    if (!this.#entries.has(queue))
-      throw new NotFoundError(`no queue '${queue}' in vhost '${VHOST}'`);
+    if (!this.#entries.has(queue)) throw new NotFoundError(`no ${this.#queueText(queue)}`);
     if (change()) await this.#registry.sync();
   }
 
@@ -824,7 +842,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         if (options?.mandatory === true) {
           this.#unroutableReturned++;
           throw new NoRouteError(
-            `message published to exchange '${exchange}' in vhost '${VHOST}' with routing key '${routingKey}' reached no queue`,
+            `message published to ${resourceName('exchange', exchange, this.#vhost)} with routing key '${routingKey}' reached no queue`,
           );
         }
         this.#unroutableDropped++;
@@ -860,7 +878,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         const existing = this.#entries.get(name);
         if (!existing) return;
         this.#checkOwner(existing, this, declaration.exclusive);
-        assertEquivalent(existing.declaration, declaration, VHOST);
+        assertEquivalent(existing.declaration, declaration, this.#vhost);
       },
       checkExchange: (name, type, options) => this.#exchanges.check(name, type, options),
       hasQueue: (name) => this.#entries.has(name) || this.#damaged.has(name),

@@ -2,10 +2,11 @@
  * RabbitMQ's definitions file, the one `rabbitmqctl export_definitions` writes and
  * `import_definitions` reads (and the management API's `/api/definitions`, and LavinMQ's):
  * `queues`, `exchanges`, `bindings` and `policies` of each vhost, with `vhosts`, `users` and
- * `permissions` for the server. A broker is one vhost, `/`: entries of another vhost are refused,
- * naming the entry; users, permissions, parameters and the vhost list are accepted and ignored,
- * as mqlite has no users or plugins.
+ * `permissions` for the server. A broker is one vhost (`/` unless its `vhost` option names
+ * another): entries of another vhost are refused, naming the entry; users, permissions, parameters
+ * and the vhost list are accepted and ignored (the server reads users and permissions itself).
  */
+import { DEFAULT_VHOST } from '../errors.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
@@ -70,7 +71,6 @@ export interface Definitions {
   bindings: BindingDefinition[];
 }
 
-const VHOST = '/';
 /** The format followed: RabbitMQ 3.10's export. */
 const FORMAT_VERSION = '3.10.0';
 const TOP_LEVEL = [
@@ -122,10 +122,14 @@ const APPLY_TO: readonly PolicyTarget[] = ['queues', 'exchanges', 'all'];
 
 /**
  * Reads a definitions file (by path) or object into the topology it declares.
+ * @param vhost the broker's vhost: the entries of any other are refused.
  * @throws InvalidConfigError for a malformed file, an entry of the wrong shape or of a vhost
- *   other than `/`, naming the file, the entry and the field.
+ *   other than `vhost`, naming the file, the entry and the field.
  */
-export async function loadDefinitions(definitions: unknown): Promise<Topology> {
+export async function loadDefinitions(
+  definitions: unknown,
+  vhost: string = DEFAULT_VHOST,
+): Promise<Topology> {
   const { source, value } = await readTopologyFile(definitions, 'definitions');
   const top = new EntryFields(source, value);
   top.only(TOP_LEVEL);
@@ -138,7 +142,7 @@ export async function loadDefinitions(definitions: unknown): Promise<Topology> {
     const entries = namedEntries(source, name, value[name], false);
     return entries.map(([entryName, entry, where]) => {
       const fields = new EntryFields(where, entry);
-      inVhost(fields);
+      inVhost(fields, vhost);
       return [entryName, fields, where] as const;
     });
   };
@@ -153,7 +157,7 @@ export async function loadDefinitions(definitions: unknown): Promise<Topology> {
     throw top.error("'bindings' must be an array");
   const bindings = ((listed ?? []) as unknown[]).map((entry, i) => {
     const fields = new EntryFields(`${source}: bindings[${i}]`, entry);
-    inVhost(fields);
+    inVhost(fields, vhost);
     return binding(fields);
   });
   return {
@@ -165,11 +169,11 @@ export async function loadDefinitions(definitions: unknown): Promise<Topology> {
   };
 }
 
-function inVhost(fields: EntryFields): void {
-  const vhost = fields.string('vhost', VHOST);
-  if (vhost !== VHOST) {
+function inVhost(fields: EntryFields, own: string): void {
+  const vhost = fields.string('vhost', own);
+  if (vhost !== own) {
     throw fields.error(
-      `is in vhost '${vhost}': a broker is the one vhost '/' (load each vhost's entries into a broker of its own)`,
+      `is in vhost '${vhost}': a broker is the one vhost '${own}' (load each vhost's entries into a broker of its own)`,
     );
   }
 }
@@ -277,14 +281,15 @@ export interface ExportedBinding {
 /**
  * Writes a broker's topology as RabbitMQ 3.10 exports it: every queue but the exclusive ones,
  * every exchange but `""` and the `amq.` ones, every binding (but those to exclusive queues),
- * and `policies` as given. Internal exchanges are listed too (RabbitMQ leaves them out, and the
- * bindings through them would not load).
+ * and `policies` as given, all in `vhost`. Internal exchanges are listed too (RabbitMQ leaves them
+ * out, and the bindings through them would not load).
  */
 export function writeDefinitions(
   queues: readonly ExportedQueue[],
   exchanges: readonly ExportedExchange[],
   bindings: readonly ExportedBinding[],
   policies: readonly Policy[],
+  vhost: string,
 ): Definitions {
   const exclusive = new Set(queues.filter((q) => q.exclusive).map((q) => q.name));
   return {
@@ -292,7 +297,7 @@ export function writeDefinitions(
     rabbitmq_version: FORMAT_VERSION,
     product_name: 'mqlite',
     users: [],
-    vhosts: [{ name: VHOST }],
+    vhosts: [{ name: vhost }],
     permissions: [],
     topic_permissions: [],
     parameters: [],
@@ -302,7 +307,7 @@ export function writeDefinitions(
       .filter((q) => !q.exclusive)
       .map((q) => ({
         name: q.name,
-        vhost: VHOST,
+        vhost,
         durable: q.durable,
         auto_delete: q.autoDelete,
         arguments: plainTable(q.arguments),
@@ -312,7 +317,7 @@ export function writeDefinitions(
       .filter((e) => e.name !== '' && !e.name.startsWith('amq.'))
       .map((e) => ({
         name: e.name,
-        vhost: VHOST,
+        vhost,
         type: e.type,
         durable: e.durable,
         auto_delete: e.autoDelete,
@@ -323,7 +328,7 @@ export function writeDefinitions(
       .filter((b) => b.destinationType === 'exchange' || !exclusive.has(b.destination))
       .map((b) => ({
         source: b.source,
-        vhost: VHOST,
+        vhost,
         destination: b.destination,
         destination_type: b.destinationType,
         routing_key: b.routingKey,

@@ -10,7 +10,7 @@
  * application passing extra arguments keeps working. Values compare as AMQP fields do: numbers by
  * value whatever their width.
  */
-import { PreconditionFailedError } from '../errors.js';
+import { PreconditionFailedError, resourceName } from '../errors.js';
 import { amqpTypeName, describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldValue } from '../message/types.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT } from '../queues/lvq/arguments.js';
@@ -40,7 +40,7 @@ export const SIGNIFICANT_ARGUMENTS: readonly string[] = [
  * from the `current` declaration. Exclusivity is the owner's business (405), not checked here.
  */
 export function assertEquivalent(current: Declaration, received: Declaration, vhost: string): void {
-  const where = `for queue '${current.name}' in vhost '${vhost}'`;
+  const where = `for ${resourceName('queue', current.name, vhost)}`;
   const flag = (arg: string, a: boolean, b: boolean) => {
     if (a !== b) {
       throw new PreconditionFailedError(

@@ -6,7 +6,7 @@
  * Broker hands the result to the queue kinds.
  */
 
-import { NotFoundError, PreconditionFailedError } from '../errors.js';
+import { DEFAULT_VHOST, NotFoundError, PreconditionFailedError, resourceName } from '../errors.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import { maxAgeExpiry, parseMaxAge } from '../queues/stream/arguments.js';
 import { emptyTable, isPlainTable } from '../table.js';
@@ -46,7 +46,7 @@ export interface PolicyOptions {
 /** A policy as `broker.policies()` lists it: the shape of a RabbitMQ definitions file's entry. */
 export interface Policy {
   readonly name: string;
-  readonly vhost: '/';
+  readonly vhost: string;
   readonly pattern: string;
   readonly 'apply-to': PolicyTarget;
   readonly priority: number;
@@ -96,15 +96,18 @@ const LOWER_WINS: ReadonlySet<string> = new Set([
 ]);
 const TARGETS: readonly PolicyTarget[] = ['queues', 'exchanges', 'all'];
 
-const VHOST = '/';
-
 /** The policies of a broker, by name. */
 export class Policies {
   readonly #policies = new Map<string, { readonly policy: Policy; readonly regex: RegExp }>();
+  readonly #vhost: string;
 
-  /** @param stored policies stored before, already validated once. */
-  constructor(stored: readonly Policy[] = []) {
-    for (const policy of stored) this.#policies.set(policy.name, compiled(policy));
+  /**
+   * @param stored policies stored before, already validated once.
+   * @param vhost the broker's vhost, the one its policies are in.
+   */
+  constructor(stored: readonly Policy[] = [], vhost = DEFAULT_VHOST) {
+    this.#vhost = vhost;
+    for (const policy of stored) this.#policies.set(policy.name, compiled({ ...policy, vhost }));
   }
 
   /**
@@ -113,7 +116,7 @@ export class Policies {
    *   definition RabbitMQ refuses, worded as it words it ("Validation failed: …").
    */
   set(name: unknown, options: PolicyOptions): Policy {
-    const policy = checkPolicy(name, options);
+    const policy = checkPolicy(name, options, this.#vhost);
     this.#policies.set(policy.name, compiled(policy));
     return policy;
   }
@@ -122,7 +125,7 @@ export class Policies {
   clear(name: unknown): void {
     if (typeof name !== 'string') throw new TypeError('policy name must be a string');
     if (!this.#policies.delete(name)) {
-      throw new NotFoundError(`no policy '${name}' in vhost '${VHOST}'`);
+      throw new NotFoundError(`no ${resourceName('policy', name, this.#vhost)}`);
     }
   }
 
@@ -218,7 +221,11 @@ function isMaxAge(value: unknown): boolean {
 }
 
 /** Checks a policy's name and options as RabbitMQ validates `set_policy`. */
-export function checkPolicy(name: unknown, options: PolicyOptions): Policy {
+export function checkPolicy(
+  name: unknown,
+  options: PolicyOptions,
+  vhost: string = DEFAULT_VHOST,
+): Policy {
   if (typeof name !== 'string' || name === '') {
     throw new TypeError('policy name must be a non-empty string');
   }
@@ -261,7 +268,7 @@ export function checkPolicy(name: unknown, options: PolicyOptions): Policy {
   }
   return {
     name,
-    vhost: VHOST,
+    vhost,
     pattern,
     'apply-to': applyTo,
     priority,

@@ -47,6 +47,8 @@ export interface KindContext {
   readonly onError: ErrorHandler;
   /** Refuse unknown queue and consumer arguments. */
   readonly strict: boolean;
+  /** The broker's vhost, named in the queue's errors. */
+  readonly vhost: string;
   /** Stored data found lost or moved past on open. */
   readonly onDataLoss: (loss: DataLossError) => void;
 }
@@ -96,6 +98,7 @@ function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
     onDelete: c.onDelete,
     onError: c.onError,
     strict: c.strict,
+    vhost: c.vhost,
   };
 }
 
@@ -148,6 +151,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         onDelete: c.onDelete,
         onError: c.onError,
         strict: c.strict,
+        vhost: c.vhost,
         onDataLoss: c.onDataLoss,
       }),
     // As RabbitMQ and LavinMQ: retention by age and size; other limits do not apply to streams.

@@ -1,8 +1,10 @@
 import {
   AccessRefusedError,
   CommandInvalidError,
+  DEFAULT_VHOST,
   NotFoundError,
   PreconditionFailedError,
+  resourceName,
 } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
@@ -29,6 +31,7 @@ import {
   type ExchangeInfo,
   type ExchangeRouter,
   type ExchangeType,
+  isExchangeType,
 } from './types.js';
 
 /** Options of an exchange registry. */
@@ -125,7 +128,7 @@ export class Exchanges {
   #restoring = false;
 
   constructor(options: ExchangesOptions = {}) {
-    this.#vhost = options.vhost ?? '/';
+    this.#vhost = options.vhost ?? DEFAULT_VHOST;
     this.#hasDestination = options.hasDestination ?? (() => true);
     this.#onChange = options.onChange;
     this.#policyAlternate = options.alternateExchange;
@@ -614,11 +617,11 @@ export class Exchanges {
   }
 
   #exchangeText(name: string): string {
-    return `exchange '${name}' in vhost '${this.#vhost}'`;
+    return resourceName('exchange', name, this.#vhost);
   }
 
   #notFound(name: string): NotFoundError {
-    return new NotFoundError(`no exchange '${name}' in vhost '${this.#vhost}'`);
+    return new NotFoundError(`no ${this.#exchangeText(name)}`);
   }
 
   #defaultRefused(): AccessRefusedError {
@@ -651,10 +654,6 @@ function match(
 ): void {
   if (typeof routingKeys === 'string') state.router.route(routingKeys, headers, out);
   else for (const key of routingKeys) state.router.route(key, headers, out);
-}
-
-function isExchangeType(type: unknown): type is ExchangeType {
-  return (EXCHANGE_TYPES as readonly unknown[]).includes(type);
 }
 
 function bindingId(destination: string, routingKey: string, args: Readonly<FieldTable>): string {

@@ -11,6 +11,11 @@ export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
 /** Every supported exchange type, in a stable order. */
 export const EXCHANGE_TYPES: readonly ExchangeType[] = ['direct', 'fanout', 'topic', 'headers'];
 
+/** Whether `type` is an exchange type mqlite knows (another is 503 COMMAND_INVALID). */
+export function isExchangeType(type: unknown): type is ExchangeType {
+  return (EXCHANGE_TYPES as readonly unknown[]).includes(type);
+}
+
 /** A binding from an exchange to a destination. Its identity is all three fields. */
 export interface Binding {
   /** Where matching messages go (a queue name, to the broker). */

@@ -3,7 +3,7 @@
  * arguments in strict mode), with the nearest known name, so that a typo is an error that says
  * what was meant instead of a setting silently ignored.
  */
-import { PreconditionFailedError } from '../errors.js';
+import { PreconditionFailedError, resourceName } from '../errors.js';
 
 /** The known name nearest to `name` by edit distance, if it is near enough to be a typo. */
 export function nearestName(name: string, known: readonly string[]): string | undefined {
@@ -37,19 +37,20 @@ export function refuseUnknownKeys(table: object, known: ReadonlySet<string>, wha
 /**
  * Strict mode: throws PreconditionFailedError (406) for the first argument of `args` not in
  * `known`, as "unknown argument 'x-max-lenght' for queue 'jobs' in vhost '/' (did you mean
- * 'x-max-length'?)". `what` is "argument" or "consumer argument".
+ * 'x-max-length'?)". `what` is "argument" or "consumer argument"; `vhost` the queue's.
  */
 export function refuseUnknownArguments(
   args: Readonly<Record<string, unknown>> | undefined,
   known: readonly string[],
   what: string,
   queue: string,
+  vhost: string,
 ): void {
   if (args === undefined) return;
   for (const key of Object.keys(args)) {
     if (args[key] !== undefined && !known.includes(key)) {
       throw new PreconditionFailedError(
-        `unknown ${what} '${key}' for queue '${queue}' in vhost '/'${didYouMean(key, known)}`,
+        `unknown ${what} '${key}' for ${resourceName('queue', queue, vhost)}${didYouMean(key, known)}`,
       );
     }
   }

@@ -26,14 +26,14 @@ describe('unknown names', () => {
     ).toThrow(new TypeError("unknown subscribe parameter 'prefech' (did you mean 'prefetch'?)"));
     expect(() => refuseUnknownKeys({ prefetch: 1 }, new Set(['prefetch']), 'x')).not.toThrow();
     const refuse = () =>
-      refuseUnknownArguments({ 'x-max-lenght': 1 }, ['x-max-length'], 'argument', 'jobs');
+      refuseUnknownArguments({ 'x-max-lenght': 1 }, ['x-max-length'], 'argument', 'jobs', 'orders');
     expect(refuse).toThrow(PreconditionFailedError);
     expect(refuse).toThrow(
-      "PRECONDITION_FAILED - unknown argument 'x-max-lenght' for queue 'jobs' in vhost '/' (did you mean 'x-max-length'?)",
+      "PRECONDITION_FAILED - unknown argument 'x-max-lenght' for queue 'jobs' in vhost 'orders' (did you mean 'x-max-length'?)",
     );
     // An argument left undefined is no argument, as everywhere else.
     expect(() =>
-      refuseUnknownArguments({ 'x-nope': undefined }, [], 'argument', 'q'),
+      refuseUnknownArguments({ 'x-nope': undefined }, [], 'argument', 'q', '/'),
     ).not.toThrow();
   });
 });

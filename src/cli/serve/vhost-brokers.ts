@@ -44,6 +44,7 @@ export async function openVhostBrokers(
             ? memoryStorage()
             : fsStorage({ dir: vhostDirectory(options.data, vhost) }),
         onError: (error) => options.onError(vhost, error),
+        vhost,
       };
       if (vhost === '/' && options.config !== undefined) opts.config = options.config;
       brokers.set(vhost, await Broker.open(opts));

@@ -21,9 +21,11 @@ import {
   AbortedError,
   AccessRefusedError,
   ClosedError,
+  DEFAULT_VHOST,
   inequivalentArg,
   PreconditionFailedError,
   QueueFullError,
+  resourceName,
   TimeoutError,
 } from '../../errors.js';
 import { checkGeoHeaders } from '../../filters/index.js';
@@ -87,6 +89,8 @@ export interface ClassicQueueOptions {
    * arguments are accepted, as brokers accept them.
    */
   readonly strict?: boolean;
+  /** The virtual host named in the queue's errors (default `/`; the Broker passes its own). */
+  readonly vhost?: string;
 }
 
 /** The option keys of every classic queue kind's `open()`. */
@@ -100,6 +104,7 @@ const CLASSIC_OPTIONS: readonly (keyof ClassicQueueOptions)[] = [
   'onDelete',
   'onError',
   'strict',
+  'vhost',
 ];
 
 /** Consumer arguments a classic queue acts on (strict mode refuses any other). */
@@ -119,6 +124,7 @@ export interface ClassicQueueInit {
   readonly onDelete?: ((name: string) => void) | undefined;
   readonly onError?: ErrorHandler | undefined;
   readonly strict?: boolean | undefined;
+  readonly vhost?: string | undefined;
 }
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
@@ -161,7 +167,13 @@ export async function openClassicNamespace(
   known: readonly string[] = CLASSIC_ARGUMENTS,
 ): Promise<OpenedNamespace> {
   if (options.strict === true) {
-    refuseUnknownArguments(options.arguments, known, 'argument', options.name);
+    refuseUnknownArguments(
+      options.arguments,
+      known,
+      'argument',
+      options.name,
+      options.vhost ?? DEFAULT_VHOST,
+    );
   }
   const ownsStorage = options.storage === undefined;
   const storage = options.storage ?? memoryStorage();
@@ -194,6 +206,7 @@ export function classicInit(
     onDelete: options.onDelete,
     onError: options.onError,
     strict: options.strict,
+    vhost: options.vhost,
   };
 }
 
@@ -212,6 +225,9 @@ export function checkClassicOptionKeys(
   refuseUnknownKeys(options, new Set([...CLASSIC_OPTIONS, ...extra]), `${kind}.open() option`);
   if (options.strict !== undefined && typeof options.strict !== 'boolean') {
     throw new TypeError(`${kind}.open() option strict must be a boolean`);
+  }
+  if (options.vhost !== undefined && typeof options.vhost !== 'string') {
+    throw new TypeError(`${kind}.open() option vhost must be a string`);
   }
 }
 
@@ -254,6 +270,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
+  readonly #vhost: string;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
   /** `x-message-ttl` in force, or Infinity. */
@@ -305,6 +322,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#onDelete = init.onDelete;
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
+    this.#vhost = init.vhost ?? DEFAULT_VHOST;
     this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
@@ -710,7 +728,13 @@ export class ClassicQueue implements AsyncDisposable {
       throw new TypeError('subscribe() callback must be a function');
     }
     if (this.#strict) {
-      refuseUnknownArguments(params.args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
+      refuseUnknownArguments(
+        params.args,
+        CONSUMER_ARGUMENTS,
+        'consumer argument',
+        this.name,
+        this.#vhost,
+      );
     }
     const priority = consumerPriority(params.args?.['x-priority']);
     if (params.exclusive === true && this.arguments.singleActiveConsumer) {
@@ -719,7 +743,9 @@ export class ClassicQueue implements AsyncDisposable {
       );
     }
     if (this.#exclusive || (params.exclusive === true && this.#consumers.length > 0)) {
-      throw new AccessRefusedError(`queue '${this.name}' in vhost '/' in exclusive use`);
+      throw new AccessRefusedError(
+        `${resourceName('queue', this.name, this.#vhost)} in exclusive use`,
+      );
     }
     if (params.tag && this.#consumers.some((c) => c.consumerTag === params.tag)) {
       throw new PreconditionFailedError(

@@ -9,6 +9,7 @@ import {
 import {
   ClosedError,
   type DataLossError,
+  DEFAULT_VHOST,
   inequivalentArg,
   NotImplementedError,
   OffsetClampedError,
@@ -75,6 +76,8 @@ export interface StreamQueueOptions extends StreamDeclaration {
    * argument it does not know (406, naming the nearest known one). Default false.
    */
   readonly strict?: boolean;
+  /** The virtual host named in the stream's errors (default `/`; the Broker passes its own). */
+  readonly vhost?: string;
   /** Receives the offsets found lost on open (see `continuity.ts`); the broker's `onError`. */
   readonly onDataLoss?: (loss: DataLossError) => void;
 }
@@ -87,6 +90,7 @@ const STREAM_OPTIONS: ReadonlySet<string> = new Set<keyof StreamQueueOptions>([
   'onDelete',
   'onError',
   'strict',
+  'vhost',
   'onDataLoss',
   'durable',
   'exclusive',
@@ -107,6 +111,7 @@ interface StreamInit {
   readonly onDelete: ((name: string) => void) | undefined;
   readonly onError: ErrorHandler;
   readonly strict: boolean;
+  readonly vhost: string;
 }
 
 /** Prefetch of a stream consumer that gave none: streams need a bounded window. */
@@ -165,6 +170,7 @@ export class StreamQueue implements AsyncDisposable {
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
+  readonly #vhost: string;
   readonly #offsets: OffsetStore;
   readonly #retention: StreamRetention;
   readonly #consumers = new Map<string, StreamConsumer>();
@@ -221,6 +227,7 @@ export class StreamQueue implements AsyncDisposable {
     this.#onDelete = init.onDelete;
     this.#onError = init.onError;
     this.#strict = init.strict;
+    this.#vhost = init.vhost;
     this.#offsets = new OffsetStore(namespace.meta, log.nextOffset);
     this.#summaries = new FilterSummaries(namespace.meta, log.firstOffset, log.nextOffset);
     this.#scanned = log.nextOffset;
@@ -258,10 +265,16 @@ export class StreamQueue implements AsyncDisposable {
     if (options.strict !== undefined && typeof options.strict !== 'boolean') {
       throw new TypeError('StreamQueue.open() option strict must be a boolean');
     }
+    if (options.vhost !== undefined && typeof options.vhost !== 'string') {
+      throw new TypeError('StreamQueue.open() option vhost must be a string');
+    }
+    const vhost = options.vhost ?? DEFAULT_VHOST;
     const name = options.name;
     const declared = parseStreamArguments(options);
     const strict = options.strict === true;
-    if (strict) refuseUnknownArguments(options.arguments, STREAM_ARGUMENTS, 'argument', name);
+    if (strict) {
+      refuseUnknownArguments(options.arguments, STREAM_ARGUMENTS, 'argument', name, vhost);
+    }
     const ownsStorage = options.storage === undefined;
     const storage = options.storage ?? memoryStorage();
     const namespace = await storage.namespace(options.namespace ?? name);
@@ -287,6 +300,7 @@ export class StreamQueue implements AsyncDisposable {
       onDelete: options.onDelete,
       onError: options.onError ?? warnOnError,
       strict,
+      vhost,
     });
     for (const { tag, stored, clamped } of queue.#offsets.clampTo(log.nextOffset)) {
       queue.#reportError(new OffsetClampedError(name, tag, stored, clamped), 'storage', tag);
@@ -497,7 +511,7 @@ export class StreamQueue implements AsyncDisposable {
       throw new PreconditionFailedError('consumer priority (x-priority) is not allowed on streams');
     }
     if (this.#strict) {
-      refuseUnknownArguments(args, CONSUMER_ARGUMENTS, 'consumer argument', this.name);
+      refuseUnknownArguments(args, CONSUMER_ARGUMENTS, 'consumer argument', this.name, this.#vhost);
     }
     const explicit = args['x-stream-offset'];
     const spec = explicit === undefined ? undefined : parseOffsetSpec(explicit);
