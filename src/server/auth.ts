@@ -1,11 +1,12 @@
 /**
- * Who may connect, and to which virtual hosts: users with passwords (plain, or hashed as
- * RabbitMQ's definitions hold them) and their permissions. Passwords are compared in constant
+ * Who may connect, to which virtual hosts, and what each may do there: users with passwords
+ * (plain, or hashed as RabbitMQ's definitions hold them) and their permissions (permissions.ts). Passwords are compared in constant
  * time; a user named in `loopbackUsers` logs in from the loopback interface only, as RabbitMQ's
  * `loopback_users` (default `guest`) does.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import { Permissions } from './permissions.js';
 
 /** RabbitMQ's hashing algorithms: the hash of a password is sha(salt + password), base64 of salt + hash. */
 const HASHES: Readonly<Record<string, string>> = {
@@ -27,22 +28,25 @@ export type VhostAccess = 'granted' | 'not-found' | 'refused';
  */
 export class Users {
   readonly #checks: ReadonlyMap<string, PasswordCheck>;
-  /** Vhosts per user; undefined: every user may use every vhost. */
-  readonly #permissions: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+  /** Permissions per user and vhost; undefined: every user may do everything in every vhost. */
+  readonly #permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined;
   /** The virtual hosts that exist, `/` first when it is one of them. */
   readonly vhosts: readonly string[];
 
   private constructor(
     checks: ReadonlyMap<string, PasswordCheck>,
     vhosts: readonly string[],
-    permissions: ReadonlyMap<string, ReadonlySet<string>> | undefined,
+    permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined,
   ) {
     this.#checks = checks;
     this.#permissions = permissions;
     this.vhosts = vhosts;
   }
 
-  /** Users with plain passwords, each allowed in every vhost of `vhosts` (default `['/']`). */
+  /**
+   * Users with plain passwords, each allowed everything in every vhost of `vhosts` (default
+   * `['/']`).
+   */
   static fromPasswords(
     passwords: Readonly<Record<string, string>>,
     vhosts: readonly string[] = ['/'],
@@ -58,9 +62,12 @@ export class Users {
   /**
    * Users, vhosts and permissions from RabbitMQ definitions (`rabbitmqctl export_definitions`
    * writes them): `users` with `password_hash` and `hashing_algorithm`, `vhosts`, and
-   * `permissions` granting a user a vhost. Other keys (queues, policies, ...) are ignored.
+   * `permissions` granting a user a vhost with its `configure`, `write` and `read` patterns
+   * (applied as RabbitMQ applies them, see `Permissions`). Other keys (queues, policies, ...) are
+   * ignored.
    *
-   * @throws TypeError for definitions of the wrong shape, naming `source` and the entry.
+   * @throws TypeError for definitions of the wrong shape or a pattern that is no regular
+   *   expression, naming `source` and the entry.
    */
   static fromDefinitions(definitions: unknown, source = 'definitions'): Users {
     const defs = asObject(definitions, source);
@@ -76,7 +83,7 @@ export class Users {
         text(asObject(entry, `${source}: vhosts[${i}]`).name, `${source}: vhosts[${i}].name`),
       );
     }
-    const permissions = new Map<string, Set<string>>();
+    const permissions = new Map<string, Map<string, Permissions>>();
     for (const [i, entry] of list(defs.permissions, `${source}: permissions`)) {
       const where = `${source}: permissions[${i}]`;
       const permission = asObject(entry, where);
@@ -85,9 +92,14 @@ export class Users {
       if (!vhosts.includes(vhost)) {
         throw new TypeError(`${where}: vhost '${vhost}' is not in the definitions' vhosts`);
       }
+      const patterns = {
+        configure: pattern(permission.configure, `${where}.configure`),
+        write: pattern(permission.write, `${where}.write`),
+        read: pattern(permission.read, `${where}.read`),
+      };
       let granted = permissions.get(user);
-      if (!granted) permissions.set(user, (granted = new Set()));
-      granted.add(vhost);
+      if (!granted) permissions.set(user, (granted = new Map()));
+      granted.set(vhost, Permissions.of(user, vhost, patterns));
     }
     vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
     return new Users(checks, vhosts, permissions);
@@ -109,6 +121,19 @@ export class Users {
     if (!this.vhosts.includes(vhost)) return 'not-found';
     if (this.#permissions === undefined) return 'granted';
     return this.#permissions.get(user)?.has(vhost) ? 'granted' : 'refused';
+  }
+
+  /**
+   * What `user` may do in `vhost`, once {@link access} granted it.
+   * @throws RangeError when it did not.
+   */
+  permissions(user: string, vhost: string): Permissions {
+    if (this.#permissions === undefined) return Permissions.ALL;
+    const permissions = this.#permissions.get(user)?.get(vhost);
+    if (!permissions) {
+      throw new RangeError(`user '${user}' has no permissions in vhost '${vhost}'`);
+    }
+    return permissions;
   }
 }
 
@@ -181,4 +206,15 @@ function list(value: unknown, where: string): [number, unknown][] {
 function text(value: unknown, where: string): string {
   if (typeof value !== 'string') throw new TypeError(`${where} must be a string`);
   return value;
+}
+
+/** A permission's pattern: a string that is a regular expression. */
+function pattern(value: unknown, where: string): string {
+  const source = text(value, where);
+  try {
+    new RegExp(source);
+  } catch (error) {
+    throw new TypeError(`${where} is not a regular expression: ${(error as Error).message}`);
+  }
+  return source;
 }

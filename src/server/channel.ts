@@ -15,6 +15,7 @@ import { Confirms } from './confirms.js';
 import { ContentAssembly, type Publish } from './content.js';
 import { Deliveries, type Settle } from './deliveries.js';
 import { AmqpException, toAmqpException } from './errors.js';
+import type { Permissions } from './permissions.js';
 import { REPLY_TO, ReplyAddresses, type ReplyTarget } from './reply-to.js';
 import { ChannelTopology } from './topology.js';
 import type { Writer } from './wire/bytes.js';
@@ -25,6 +26,8 @@ import type { ArgsOf, Method, MethodName } from './wire/spec.js';
 export interface ChannelHost {
   readonly broker: Broker;
   readonly session: BrokerSession;
+  /** What the user may do in the vhost: every method is checked before it runs. */
+  readonly permissions: Permissions;
   /** The authenticated user name (a publish's `user-id` must match it). */
   readonly user: string;
   /** Negotiated frame-max. */
@@ -265,6 +268,7 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   #dispatch(method: Method): void | Promise<void> {
+    this.#host.permissions.authorize(method, this.#topology);
     switch (method.name) {
       case 'channel.close':
         return this.teardown().then(() => {
@@ -568,7 +572,14 @@ export class AmqpChannel implements ReplyTarget {
   #published(content: Publish): void {
     this.#content.reset();
     const publish = () => this.#publish(content);
-    this.#enqueue(() => this.#transacted(publish, content.body.length), 60, 40);
+    this.#enqueue(
+      () => {
+        this.#host.permissions.publish(content.args.exchange);
+        return this.#transacted(publish, content.body.length);
+      },
+      60,
+      40,
+    );
   }
 
   /**

@@ -13,6 +13,7 @@ import { AmqpChannel, type ChannelHost } from './channel.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import { FRAME_MIN, type Limits } from './limits.js';
+import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
 import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
 import { readTable } from './wire/field-table.js';
@@ -53,10 +54,10 @@ export interface ConnectionOptions {
   /** Whether a login is accepted. */
   readonly authenticate: (user: string, password: string) => boolean;
   /**
-   * The broker of the vhost connection.open names.
+   * The broker of the vhost connection.open names, and what the user may do in it.
    * @throws AmqpException (530) when the user may not open it or the server is full.
    */
-  readonly openVhost: (user: string, vhost: string) => Broker;
+  readonly openVhost: (user: string, vhost: string) => OpenedVhost;
   readonly limits: Limits;
   /** The socket is a TLS one. */
   readonly tls: boolean;
@@ -67,6 +68,12 @@ export interface ConnectionOptions {
   readonly handshakeTimeout: number;
   /** The connection ended and released everything. */
   readonly onEnd: (connection: AmqpConnection) => void;
+}
+
+/** A vhost a connection opened: its broker and the user's permissions there. */
+export interface OpenedVhost {
+  readonly broker: Broker;
+  readonly permissions: Permissions;
 }
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' | 'ended';
@@ -105,7 +112,7 @@ export class AmqpConnection implements ChannelHost {
   readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
   readonly #channels = new Map<number, AmqpChannel>();
   #channelMax: number;
-  #opened: { readonly broker: Broker; readonly session: BrokerSession } | undefined;
+  #opened: (OpenedVhost & { readonly session: BrokerSession }) | undefined;
   /** The client's `address:port`, read while the socket is open. */
   readonly #peer: string;
   /** The reply text of the connection.close the server sent to end the connection. */
@@ -154,12 +161,17 @@ export class AmqpConnection implements ChannelHost {
     return this.#open().session;
   }
 
+  /** What the user may do in the vhost opened. */
+  get permissions(): Permissions {
+    return this.#open().permissions;
+  }
+
   /** The body size limit of publishes. */
   get maxMessageBytes(): number {
     return this.#options.limits.maxMessageBytes;
   }
 
-  #open(): { readonly broker: Broker; readonly session: BrokerSession } {
+  #open(): OpenedVhost & { readonly session: BrokerSession } {
     if (!this.#opened) throw new AmqpException(503, 'the connection has no vhost open');
     return this.#opened;
   }
@@ -356,8 +368,8 @@ export class AmqpConnection implements ChannelHost {
         this.#tuneOk(method.args);
         return;
       case 'connection.open': {
-        const broker = this.#options.openVhost(this.user, method.args.virtualHost);
-        this.#opened = { broker, session: broker.session() };
+        const opened = this.#options.openVhost(this.user, method.args.virtualHost);
+        this.#opened = { ...opened, session: opened.broker.session() };
         this.vhost = method.args.virtualHost;
         this.#state = 'running';
         this.#report('opened');

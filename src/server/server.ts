@@ -28,7 +28,10 @@ export interface ListenOptions {
   users?: Readonly<Record<string, string>> | Users;
   /** Users who may log in from the loopback interface only (default `['guest']`, as RabbitMQ). */
   loopbackUsers?: readonly string[];
-  /** Brokers served as virtual hosts besides `/` (which is `broker`), by vhost name. */
+  /**
+   * Brokers served as virtual hosts besides `/` (which is `broker`), by vhost name; each opened
+   * with that name as its `vhost` option, so its errors name it.
+   */
   vhosts?: Readonly<Record<string, Broker>>;
   /** Connection, channel, frame and message size limits (RabbitMQ's defaults). */
   limits?: ServerLimits;
@@ -72,7 +75,8 @@ export interface AmqpServer extends AsyncDisposable {
  * const connection = await amqplib.connect(server.url);
  * ```
  *
- * @throws RangeError for an option out of range, or a vhost of `users` no broker serves.
+ * @throws RangeError for an option out of range, a vhost of `users` no broker serves, or a broker
+ *   whose `vhost` is not the one it is served as.
  */
 export async function listen(broker: Broker, options: ListenOptions = {}): Promise<AmqpServer> {
   const host = options.host ?? '127.0.0.1';
@@ -87,6 +91,14 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   if (users.names.length === 0) throw new RangeError('listen needs at least one user');
   for (const vhost of users.vhosts) {
     if (!brokers.has(vhost)) throw new RangeError(`vhost '${vhost}' has no broker to serve it`);
+  }
+  for (const [vhost, served] of brokers) {
+    // Its errors name its vhost: serving it as another would have them name the wrong one.
+    if (served.vhost !== vhost) {
+      throw new RangeError(
+        `the broker served as vhost '${vhost}' is vhost '${served.vhost}': open it with Broker.open({ vhost: '${vhost}' })`,
+      );
+    }
   }
   const loopbackUsers = new Set(options.loopbackUsers ?? ['guest']);
   const clock = options.clock ?? systemClock;
@@ -121,7 +133,7 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
           if (access === 'refused') {
             throw new AmqpException(530, `access to vhost '${vhost}' refused for user '${user}'`);
           }
-          return brokers.get(vhost)!;
+          return { broker: brokers.get(vhost)!, permissions: users.permissions(user, vhost) };
         },
         onEvent: options.onConnection,
         onEnd: (connection) => connections.delete(connection),

@@ -10,9 +10,10 @@ import type { BrokerQueue } from '../broker/queue-handle.js';
 import { queueStats } from '../broker/queue-kinds.js';
 import type { BrokerSession } from '../broker/session.js';
 import { NotFoundError } from '../errors.js';
+import type { PermissionScope } from './permissions.js';
 import type { ArgsOf } from './wire/spec.js';
 
-export class ChannelTopology {
+export class ChannelTopology implements PermissionScope {
   readonly #broker: Broker;
   readonly #session: BrokerSession;
   #lastQueue: string | undefined;
@@ -79,10 +80,23 @@ export class ChannelTopology {
   /** The queue a method names. */
   queue(name: string): Promise<BrokerQueue> {
     try {
-      return this.#session.queue(name === '' ? this.#lastQueueName() : name, { passive: true });
+      return this.#session.queue(this.queueName(name), { passive: true });
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** The name of the queue a method names: `''` is the one the channel declared last. */
+  queueName(name: string): string {
+    return name === '' ? this.#lastQueueName() : name;
+  }
+
+  hasQueue(name: string): boolean {
+    return this.#broker.queues().some((queue) => queue.name === name);
+  }
+
+  hasExchange(name: string): boolean {
+    return this.#broker.exchanges().some((exchange) => exchange.name === name);
   }
 
   #lastQueueName(): string {

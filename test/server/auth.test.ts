@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hashPassword, isLoopback, Users } from '../../src/server/auth.js';
+import { Permissions } from '../../src/server/permissions.js';
 
+const ALL = { configure: '.*', write: '.*', read: '.*' };
 const definitions = (users: unknown[], permissions: unknown[] = []) => ({
   users,
   vhosts: [{ name: 'orders' }, { name: '/' }],
@@ -46,12 +48,21 @@ describe('Users from RabbitMQ definitions', () => {
 
   it('grants the vhosts of its permissions, / first among the vhosts', () => {
     const users = Users.fromDefinitions(
-      definitions([{ name: 'app', password_hash: '' }], [{ user: 'app', vhost: 'orders' }]),
+      definitions([{ name: 'app', password_hash: '' }], [{ user: 'app', vhost: 'orders', ...ALL }]),
     );
     expect(users.vhosts).toEqual(['/', 'orders']);
     expect(users.access('app', 'orders')).toBe('granted');
     expect(users.access('app', '/')).toBe('refused');
     expect(users.access('app', 'nowhere')).toBe('not-found');
+    expect(() => users.permissions('app', '/')).toThrow(
+      new RangeError("user 'app' has no permissions in vhost '/'"),
+    );
+  });
+
+  it('grants users with plain passwords everything in every vhost', () => {
+    const users = Users.fromPasswords({ app: 'pw' }, ['/', 'orders']);
+    expect(users.access('app', 'orders')).toBe('granted');
+    expect(users.permissions('app', 'orders')).toBe(Permissions.ALL);
   });
 
   it('names the entry of a malformed file', () => {
@@ -62,8 +73,17 @@ describe('Users from RabbitMQ definitions', () => {
       Users.fromDefinitions(definitions([{ name: 'x', hashing_algorithm: 'bcrypt' }]), 'f.json'),
     ).toThrow("f.json: user 'x': hashing_algorithm must be one of");
     expect(() =>
-      Users.fromDefinitions(definitions([], [{ user: 'x', vhost: 'gone' }]), 'f.json'),
+      Users.fromDefinitions(definitions([], [{ user: 'x', vhost: 'gone', ...ALL }]), 'f.json'),
     ).toThrow("f.json: permissions[0]: vhost 'gone' is not in the definitions' vhosts");
+    expect(() =>
+      Users.fromDefinitions(definitions([], [{ user: 'x', vhost: '/', read: '.*' }]), 'f.json'),
+    ).toThrow(new TypeError('f.json: permissions[0].configure must be a string'));
+    expect(() =>
+      Users.fromDefinitions(
+        definitions([], [{ user: 'x', vhost: '/', ...ALL, write: '(unclosed' }]),
+        'f.json',
+      ),
+    ).toThrow('f.json: permissions[0].write is not a regular expression');
   });
 });
 

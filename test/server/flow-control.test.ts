@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { AmqpChannel, type ChannelHost, TX_MAX_ACTIONS } from '../../src/server/channel.js';
 import { MAX_MESSAGE_BYTES } from '../../src/server/limits.js';
+import { Permissions } from '../../src/server/permissions.js';
 import { ReplyAddresses } from '../../src/server/reply-to.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import {
@@ -57,6 +58,7 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
   return {
     broker,
     session: broker.session(),
+    permissions: Permissions.ALL,
     user: 'guest',
     frameMax: 131072,
     maxMessageBytes: MAX_MESSAGE_BYTES,
