@@ -1,8 +1,9 @@
 /**
  * The exchange and queue methods of one channel, as broker calls: declare, delete, exchange
- * bindings, and the queue lookups of bind, purge, consume and get, through the connection's session (so exclusive queues
- * are the connection's). An empty queue name means the queue the channel declared last, as AMQP
- * 0-9-1 specifies.
+ * bindings, and the queue lookups of bind, purge, consume and get, through the connection's
+ * session (so exclusive queues are the connection's). An empty queue name means the queue the
+ * channel declared last, as AMQP 0-9-1 specifies. It is also what permission checks ask of the
+ * channel (the queue a name means, whether a resource exists).
  */
 
 import type { Broker } from '../broker/broker.js';

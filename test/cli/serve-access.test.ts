@@ -29,7 +29,10 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A users file in RabbitMQ's definitions shape: app in / and orders, auditor in / only. */
+/**
+ * A users file in RabbitMQ's definitions shape: app in / and orders, auditor in / only, where it
+ * may read and nothing else.
+ */
 function usersFile(dir: string): string {
   const file = path.join(dir, 'users.json');
   const user = (name: string, password: string) => ({
@@ -38,20 +41,37 @@ function usersFile(dir: string): string {
     hashing_algorithm: 'rabbit_password_hashing_sha256',
     tags: [],
   });
-  const permission = (name: string, vhost: string) => ({
+  const permission = (name: string, vhost: string, configure = '.*', write = '.*') => ({
     user: name,
     vhost,
-    configure: '.*',
-    write: '.*',
+    configure,
+    write,
     read: '.*',
   });
   const definitions = {
     users: [user('app', 's3cret'), user('auditor', 'look')],
     vhosts: [{ name: '/' }, { name: 'orders' }],
-    permissions: [permission('app', '/'), permission('app', 'orders'), permission('auditor', '/')],
+    permissions: [
+      permission('app', '/'),
+      permission('app', 'orders'),
+      permission('auditor', '/', '', ''),
+    ],
   };
   writeFileSync(file, JSON.stringify(definitions));
   return file;
+}
+
+/** Connects to `url`, runs `call` on a channel and closes: the channel's error, if it had one. */
+async function onChannel(url: string, call: (channel: amqplib.Channel) => Promise<unknown>) {
+  const connection = await amqplib.connect(url);
+  connection.on('error', () => {});
+  const channel = await connection.createChannel();
+  channel.on('error', () => {});
+  try {
+    return await call(channel);
+  } finally {
+    await connection.close();
+  }
 }
 
 const LOGIN_REFUSED = {
@@ -89,6 +109,22 @@ describe('mqlite serve --users', () => {
     ).toEqual({ replyCode: 530, replyText: 'NOT_ALLOWED - vhost shipping not found' });
   });
 
+  it("applies the users' permissions, and names the vhost in refusals", async () => {
+    const server = await serve(['--port', '0', '--users', usersFile(tempDir())]);
+    const auditor = server.url.replace('amqp://', 'amqp://auditor:look@');
+    await expect(onChannel(auditor, (c) => c.assertQueue('audit'))).rejects.toThrow(
+      "ACCESS_REFUSED - access to queue 'audit' in vhost '/' refused for user 'auditor'",
+    );
+    // It may read what another user declared.
+    const app = server.url.replace('amqp://', 'amqp://app:s3cret@');
+    await onChannel(app, (c) => c.assertQueue('audit'));
+    expect(await onChannel(auditor, (c) => c.get('audit'))).toBe(false);
+    const orders = `${app}/orders`;
+    await expect(onChannel(orders, (c) => c.checkQueue('missing'))).rejects.toThrow(
+      "NOT_FOUND - no queue 'missing' in vhost 'orders'",
+    );
+  });
+
   it('keeps each vhost its own queues, in the data directory, across a restart', async () => {
     const dir = tempDir();
     const users = usersFile(dir);
@@ -103,14 +139,9 @@ describe('mqlite serve --users', () => {
     await channel.waitForConfirms();
     await orders.close();
     // The same name in / is another queue: there is none.
-    const root = await amqplib.connect(base);
-    root.on('error', () => {});
-    const rootChannel = await root.createChannel();
-    rootChannel.on('error', () => {});
-    await expect(rootChannel.checkQueue('invoices')).rejects.toThrow(
+    await expect(onChannel(base, (c) => c.checkQueue('invoices'))).rejects.toThrow(
       "NOT_FOUND - no queue 'invoices' in vhost '/'",
     );
-    await root.close();
     expect((await first.stop()).code).toBe(0);
     expect(existsSync(path.join(data, '~vhosts', 'orders', 'invoices'))).toBe(true);
 

@@ -68,10 +68,14 @@ const PROBES: Readonly<Record<string, Probe>> = {
     c.assertQueue('pc-dlx', { durable: false, deadLetterExchange: 'other-x' }),
   'redeclare an existing queue with a dead-letter exchange': (c) =>
     c.assertQueue('pc-q', { durable: false, deadLetterExchange: 'other-x' }),
+  'redeclare a queue the admin made with that dead-letter exchange': (c) =>
+    c.assertQueue('pc-dlxq', { durable: false, deadLetterExchange: 'other-x' }),
   'declare an exchange without configure': (c) => c.assertExchange('other-x2', 'direct'),
   'declare an exchange passively': (c) => c.checkExchange('other-x'),
   'declare a new exchange with a refused alternate': (c) =>
     c.assertExchange('pc-ae', 'direct', { alternateExchange: 'other-x' }),
+  'redeclare an exchange the admin made with that alternate': (c) =>
+    c.assertExchange('pc-aex', 'direct', { durable: false, alternateExchange: 'other-x' }),
   'delete an exchange without configure': (c) => c.deleteExchange('other-x'),
   'delete a missing exchange with configure': (c) => c.deleteExchange('pc-missing'),
   'delete a queue without configure': (c) => c.deleteQueue('other-q'),
@@ -129,9 +133,11 @@ const EXPECTED: Readonly<Record<keyof typeof PROBES, string>> = {
     "403 ACCESS_REFUSED - queue name 'amq.foo' contains reserved prefix 'amq.*'",
   'declare a new queue dead-lettering to a refused exchange': refused('queue', 'pc-dlx'),
   'redeclare an existing queue with a dead-letter exchange': `406 PRECONDITION_FAILED - inequivalent arg 'x-dead-letter-exchange' for queue 'pc-q' in vhost '${VHOST}': received the value 'other-x' of type 'longstr' but current is none`,
+  'redeclare a queue the admin made with that dead-letter exchange': 'ok',
   'declare an exchange without configure': refused('exchange', 'other-x2'),
   'declare an exchange passively': 'ok',
   'declare a new exchange with a refused alternate': refused('exchange', 'pc-ae'),
+  'redeclare an exchange the admin made with that alternate': 'ok',
   'delete an exchange without configure': refused('exchange', 'other-x'),
   'delete a missing exchange with configure': 'ok',
   'delete a queue without configure': refused('queue', 'other-q'),
@@ -187,6 +193,9 @@ async function answers(base: string): Promise<Record<string, string>> {
   for (const x of ['pw-x', 'pr-x', 'other-x']) {
     await ac.assertExchange(x, 'direct', { durable: false });
   }
+  // A dead-letter exchange and an alternate the restricted user may not use.
+  await ac.assertQueue('pc-dlxq', { durable: false, deadLetterExchange: 'other-x' });
+  await ac.assertExchange('pc-aex', 'direct', { durable: false, alternateExchange: 'other-x' });
   const connection = await amqplib.connect(urlOf(base, USER));
   connection.on('error', () => {});
   const results: Record<string, string> = {};

@@ -14,8 +14,9 @@ Options:
   --port <n>                AMQP port (default 5672; 0 picks a free one)
   --host <address>          interface to listen on (default 127.0.0.1)
   --config <file>           queues to declare in vhost / at start (a Broker config, JSON)
-  --users <file>            users, vhosts and permissions (RabbitMQ definitions, JSON);
-                            default: guest/guest in vhost /
+  --users <file>            users, vhosts and permissions (RabbitMQ definitions, JSON;
+                            configure/write/read patterns applied as RabbitMQ does);
+                            default: guest/guest in vhost /, allowed everything
   --loopback-users <names>  users who may connect from loopback only, comma-separated
                             (default guest; '' for none)
   --tls-cert <file>         PEM certificate: also serve amqps:// on --tls-port
