@@ -6,13 +6,7 @@ import { HeadersRouter } from './headers.js';
 import { TopicRouter } from './topic.js';
 import type { Binding, ExchangeInfo, ExchangeRouter, ExchangeType } from './types.js';
 
-export interface ExchangeState {
-  readonly name: string;
-  readonly type: ExchangeType;
-  readonly durable: boolean;
-  readonly autoDelete: boolean;
-  readonly internal: boolean;
-  readonly arguments: Readonly<FieldTable>;
+export interface ExchangeState extends Omit<ExchangeInfo, 'bindingCount'> {
   readonly router: ExchangeRouter;
   /** Bindings by identity key (destination key, routing key, arguments). */
   readonly bindings: Map<string, Binding>;

@@ -374,16 +374,9 @@ export class Exchanges {
     return exchangeRecord(state);
   }
 
-  #create(
-    name: string,
-    type: ExchangeType,
-    durable: boolean,
-    autoDelete: boolean,
-    internal: boolean,
-    args: FieldTable,
-  ): ExchangeState {
-    const state = newExchangeState(name, type, durable, autoDelete, internal, args);
-    this.#exchanges.set(name, state);
+  #create(...declaration: Parameters<typeof newExchangeState>): ExchangeState {
+    const state = newExchangeState(...declaration);
+    this.#exchanges.set(state.name, state);
     return state;
   }
 
