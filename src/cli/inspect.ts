@@ -4,12 +4,12 @@
  * and what that process wrote last may be missing or show as a torn tail.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { toJsonTable } from '../exchanges/field-values.js';
 import { lvqKey } from '../queues/lvq/key.js';
 import { storedOffsets } from '../queues/stream/tracking.js';
 import { segmentFiles } from '../storage/fs/index.js';
-import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { type CliIo, type Command, EXIT } from './command.js';
+import { parseDirectoryArgs } from './directory-args.js';
 import { counted, detailOf, formatBytes, jsonOf, writeJson } from './render.js';
 import {
   logsOf,
@@ -194,13 +194,7 @@ export const inspect: Command = {
   summary: 'list the queues, exchanges, messages and files of a data directory',
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options: { json: { type: 'boolean', default: false } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length !== 1) throw new UsageError('expected one data directory');
+    const { values, positionals } = parseDirectoryArgs(args);
     const stored = await readStoredDirectory(positionals[0]!);
     try {
       const queues: QueueReport[] = [];

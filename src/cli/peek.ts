@@ -5,9 +5,9 @@
  * would be missing or read as torn.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { lockHolder } from '../storage/fs/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { parseDirectoryArgs } from './directory-args.js';
 import { counted, jsonOf, textOrHex, writeJson } from './render.js';
 import { logsOf, messageOf, readStoredDirectory, type StoredRecord } from './stored-directory.js';
 
@@ -52,17 +52,11 @@ function peeked(log: string, offset: number, timestamp: number, record: StoredRe
 }
 
 function parseOptions(args: readonly string[]) {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      from: { type: 'string', default: 'first' },
-      limit: { type: 'string', default: '10' },
-      json: { type: 'boolean', default: false },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (positionals.length !== 2) throw new UsageError('expected a data directory and a queue');
+  const { values, positionals } = parseDirectoryArgs(
+    args,
+    { from: { type: 'string', default: 'first' }, limit: { type: 'string', default: '10' } },
+    { count: 2, what: 'a data directory and a queue' },
+  );
   const from = values.from === 'first' ? undefined : Number(values.from);
   if (from !== undefined && !(Number.isSafeInteger(from) && from >= 1)) {
     throw new UsageError(`--from must be 'first' or an offset (1 or more), got '${values.from}'`);

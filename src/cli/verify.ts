@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { lockHolder } from '../storage/fs/index.js';
 import { type Damage, type DamageAction, verifyDataDirectory } from '../storage/fs/verify.js';
-import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { type CliIo, type Command, EXIT } from './command.js';
+import { parseDirectoryArgs } from './directory-args.js';
 import { progressBar } from './progress.js';
 import { formatBytes, writeJson } from './render.js';
 
@@ -56,13 +56,7 @@ export const verify: Command = {
   summary: 'check every checksum of a data directory and report damage',
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options: { json: { type: 'boolean', default: false } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length !== 1) throw new UsageError('expected one data directory');
+    const { values, positionals } = parseDirectoryArgs(args);
     const dir = path.resolve(positionals[0]!);
     if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
       io.stderr.write(

@@ -1,27 +1,21 @@
-import {
-  AccessRefusedError,
-  CommandInvalidError,
-  DEFAULT_VHOST,
-  NotFoundError,
-  PreconditionFailedError,
-  resourceName,
-} from '../errors.js';
+import { AccessRefusedError, DEFAULT_VHOST, PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
-import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
-import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import { BindingIndex, bindingId } from './binding-index.js';
+import { checkDeclaration } from './declaration.js';
+import { checkShortString, copyArgs } from './declare-checks.js';
 import { bindingInfo, destinationKey, exchangeOfKey } from './destination-key.js';
-import { DirectRouter } from './direct.js';
-import { FanoutRouter } from './fanout.js';
+import { ExchangeErrors } from './exchange-errors.js';
 import {
-  amqpTypeName,
-  describeField,
-  fieldKey,
-  fromJsonTable,
-  toJsonTable,
-} from './field-values.js';
-import { HeadersRouter } from './headers.js';
-import { TopicRouter } from './topic.js';
+  DEFAULT_EXCHANGE,
+  type ExchangeState,
+  info,
+  newExchangeState,
+  PREDECLARED,
+} from './exchange-state.js';
+import { fromJsonTable } from './field-values.js';
+import { Routing } from './routing.js';
+import { type ExchangeRecord, type ExchangesSnapshot, exchangeRecord } from './snapshot.js';
 import {
   type Binding,
   type BindingInfo,
@@ -29,10 +23,10 @@ import {
   EXCHANGE_TYPES,
   type ExchangeDeclareOptions,
   type ExchangeInfo,
-  type ExchangeRouter,
   type ExchangeType,
-  isExchangeType,
 } from './types.js';
+
+export type { ExchangeRecord, ExchangesSnapshot } from './snapshot.js';
 
 /** Options of an exchange registry. */
 export interface ExchangesOptions {
@@ -55,58 +49,6 @@ export interface ExchangesOptions {
   alternateExchange?: (exchange: string) => string | number | undefined;
 }
 
-/** The persisted form of one exchange: its declaration and the bindings whose source it is. */
-export interface ExchangeRecord {
-  readonly type: ExchangeType;
-  readonly durable: boolean;
-  readonly autoDelete: boolean;
-  readonly internal: boolean;
-  readonly arguments: { readonly [key: string]: JsonValue };
-  readonly bindings: readonly {
-    readonly destination: string;
-    /** Absent for a queue (what every binding was before exchanges could be bound). */
-    readonly destinationType?: 'exchange';
-    readonly routingKey: string;
-    readonly args: { readonly [key: string]: JsonValue };
-  }[];
-}
-
-/** The persisted form of a registry: durable exchanges by name. */
-export type ExchangesSnapshot = { readonly [name: string]: ExchangeRecord };
-
-interface ExchangeState {
-  readonly name: string;
-  readonly type: ExchangeType;
-  readonly durable: boolean;
-  readonly autoDelete: boolean;
-  readonly internal: boolean;
-  readonly arguments: Readonly<FieldTable>;
-  readonly router: ExchangeRouter;
-  /** Bindings by identity key (destination key, routing key, arguments). */
-  readonly bindings: Map<string, Binding>;
-  /** How many of them lead to an exchange: none lets a route skip the walk. */
-  exchangeBindings: number;
-}
-
-const DEFAULT_EXCHANGE = '';
-const ALTERNATE_EXCHANGE = 'alternate-exchange';
-
-/** The exchanges every virtual host starts with, as RabbitMQ predeclares them (all durable). */
-const PREDECLARED: readonly [string, ExchangeType][] = [
-  ['amq.direct', 'direct'],
-  ['amq.fanout', 'fanout'],
-  ['amq.topic', 'topic'],
-  ['amq.headers', 'headers'],
-  ['amq.match', 'headers'],
-];
-
-const routers: Record<ExchangeType, () => ExchangeRouter> = {
-  direct: () => new DirectRouter(),
-  fanout: () => new FanoutRouter(),
-  topic: () => new TopicRouter(),
-  headers: () => new HeadersRouter(),
-};
-
 /**
  * The exchanges of one virtual host and their bindings: declare with RabbitMQ's equivalence
  * rules, bind and unbind queues and exchanges, and route a message to the set of queue names it
@@ -118,20 +60,21 @@ const routers: Record<ExchangeType, () => ExchangeRouter> = {
  * `amq.match`. Names starting with `amq.` are reserved.
  */
 export class Exchanges {
-  readonly #vhost: string;
-  readonly #hasDestination: (destination: string) => boolean;
+  readonly #errors: ExchangeErrors;
   readonly #onChange: ((exchange: string) => void) | undefined;
-  readonly #policyAlternate: ExchangesOptions['alternateExchange'];
   readonly #exchanges = new Map<string, ExchangeState>();
-  /** destination → source exchange → number of bindings, to unbind a deleted destination fast. */
-  readonly #sources = new Map<string, Map<string, number>>();
+  readonly #bindings = new BindingIndex();
+  readonly #routing: Routing;
   #restoring = false;
 
   constructor(options: ExchangesOptions = {}) {
-    this.#vhost = options.vhost ?? DEFAULT_VHOST;
-    this.#hasDestination = options.hasDestination ?? (() => true);
+    this.#errors = new ExchangeErrors(options.vhost ?? DEFAULT_VHOST);
     this.#onChange = options.onChange;
-    this.#policyAlternate = options.alternateExchange;
+    this.#routing = new Routing(
+      this.#exchanges,
+      options.hasDestination ?? (() => true),
+      options.alternateExchange,
+    );
     this.#create(DEFAULT_EXCHANGE, 'direct', true, false, false, {});
     for (const [name, type] of PREDECLARED) this.#create(name, type, true, false, false, {});
   }
@@ -173,7 +116,7 @@ export class Exchanges {
           if (toExchange ? !exchanges.#exchanges.has(b.destination) : !keep(b.destination)) {
             continue;
           }
-          exchanges.#addBinding(state, {
+          exchanges.#bindings.add(state, {
             destination: destinationKey(b.destination, toExchange ? 'exchange' : 'queue'),
             routingKey: b.routingKey,
             args: Object.freeze(fromJsonTable(b.args)),
@@ -216,38 +159,7 @@ export class Exchanges {
   }
 
   #checked(name: string, type: string, options: ExchangeDeclareOptions) {
-    checkShortString(name, 'exchange name');
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError('exchange options must be an object');
-    }
-    const durable = flag(options.durable, true, 'durable');
-    const autoDelete = flag(options.autoDelete, false, 'autoDelete');
-    const internal = flag(options.internal, false, 'internal');
-    const passive = flag(options.passive, false, 'passive');
-    if (name === DEFAULT_EXCHANGE) throw this.#defaultRefused();
-    const existing = this.#exchanges.get(name);
-    if (passive) {
-      if (!existing) throw this.#notFound(name);
-      return { existing };
-    }
-    if (!isExchangeType(type)) {
-      throw new CommandInvalidError(`unknown exchange type '${String(type)}'`);
-    }
-    const args = copyArgs(options.arguments, 'exchange arguments');
-    const alternate = args[ALTERNATE_EXCHANGE];
-    if (alternate !== undefined && typeof alternate !== 'string') {
-      throw new PreconditionFailedError(
-        `invalid type '${amqpTypeName(alternate)}' for arg '${ALTERNATE_EXCHANGE}' in ${this.#exchangeText(name)}`,
-      );
-    }
-    if (existing) {
-      this.#assertEquivalent(existing, type, durable, autoDelete, internal, args);
-      return { existing };
-    }
-    if (name.startsWith('amq.')) {
-      throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
-    }
-    return { existing, durable, autoDelete, internal, args };
+    return checkDeclaration(this.#exchanges, this.#errors, name, type, options);
   }
 
   /** The exchange of that name, or undefined. */
@@ -273,14 +185,16 @@ export class Exchanges {
    * @throws AccessRefusedError for the default and the predeclared exchanges (403).
    */
   delete(name: string, options: { ifUnused?: boolean } = {}): boolean {
-    if (name === DEFAULT_EXCHANGE) throw this.#defaultRefused();
+    if (name === DEFAULT_EXCHANGE) throw this.#errors.defaultRefused();
     const state = this.#exchanges.get(name);
     if (!state) return false;
     if (PREDECLARED.some(([n]) => n === name)) {
-      throw new AccessRefusedError(`deletion of system ${this.#exchangeText(name)} not allowed`);
+      throw new AccessRefusedError(
+        `deletion of system ${this.#errors.exchangeText(name)} not allowed`,
+      );
     }
     if (options.ifUnused && state.bindings.size > 0) {
-      throw new PreconditionFailedError(`${this.#exchangeText(name)} in use`);
+      throw new PreconditionFailedError(`${this.#errors.exchangeText(name)} in use`);
     }
     this.#remove(state);
     return true;
@@ -335,7 +249,7 @@ export class Exchanges {
       routingKey,
       args: Object.freeze(copyArgs(args, 'binding arguments')),
     };
-    const added = this.#addBinding(state, binding);
+    const added = this.#bindings.add(state, binding);
     if (added) this.#changed(exchange);
     return added;
   }
@@ -353,7 +267,7 @@ export class Exchanges {
     const id = bindingId(key, routingKey, copyArgs(args, 'binding arguments'));
     const binding = state.bindings.get(id);
     if (!binding) return false;
-    this.#removeBinding(state, id, binding);
+    this.#bindings.remove(state, id, binding);
     this.#afterUnbind(state);
     return true;
   }
@@ -367,7 +281,7 @@ export class Exchanges {
   }
 
   #removeDestinationKey(destination: string): number {
-    const sources = this.#sources.get(destination);
+    const sources = this.#bindings.sources(destination);
     if (!sources) return 0;
     let removed = 0;
     for (const name of [...sources.keys()]) {
@@ -375,7 +289,7 @@ export class Exchanges {
       if (!state) continue;
       for (const [id, b] of state.bindings) {
         if (b.destination !== destination) continue;
-        this.#removeBinding(state, id, b);
+        this.#bindings.remove(state, id, b);
         removed++;
       }
       this.#afterUnbind(state);
@@ -385,7 +299,7 @@ export class Exchanges {
 
   /** Removes every binding to a queue `gone` says is gone (queues that did not survive a restart). */
   removeQueues(gone: (queue: string) => boolean): void {
-    for (const key of [...this.#sources.keys()]) {
+    for (const key of [...this.#bindings.destinations()]) {
       if (exchangeOfKey(key) === undefined && gone(key)) this.#removeDestinationKey(key);
     }
   }
@@ -402,7 +316,7 @@ export class Exchanges {
   ): (BindingInfo & { readonly source: string })[] {
     const key = destinationKey(destination, destinationType);
     const out: (BindingInfo & { readonly source: string })[] = [];
-    for (const source of this.#sources.get(key)?.keys() ?? []) {
+    for (const source of this.#bindings.sources(key)?.keys() ?? []) {
       for (const b of this.#exchanges.get(source)?.bindings.values() ?? []) {
         if (b.destination === key) out.push({ source, ...bindingInfo(b) });
       }
@@ -416,9 +330,11 @@ export class Exchanges {
    */
   checkPublish(exchange: string): void {
     const state = this.#exchanges.get(exchange);
-    if (!state) throw this.#notFound(exchange);
+    if (!state) throw this.#errors.notFound(exchange);
     if (state.internal) {
-      throw new AccessRefusedError(`cannot publish to internal ${this.#exchangeText(exchange)}`);
+      throw new AccessRefusedError(
+        `cannot publish to internal ${this.#errors.exchangeText(exchange)}`,
+      );
     }
   }
 
@@ -434,43 +350,7 @@ export class Exchanges {
     routingKeys: string | readonly string[],
     headers?: Readonly<FieldTable>,
   ): Set<string> {
-    const out = new Set<string>();
-    if (exchange === DEFAULT_EXCHANGE) {
-      for (const key of keyList(routingKeys)) if (this.#hasDestination(key)) out.add(key);
-      return out;
-    }
-    const first = this.#exchanges.get(exchange);
-    if (!first) return out;
-    // The common case, an exchange bound to queues only that matched some: no walk.
-    if (first.exchangeBindings === 0) {
-      match(first, routingKeys, headers, out);
-      if (out.size > 0 || typeof this.#alternateOf(first) !== 'string') return out;
-    }
-    const seen = new Set([first.name]);
-    const work = [first];
-    for (let state = work.pop(); state; state = work.pop()) {
-      const matched = new Set<string>();
-      match(state, routingKeys, headers, matched);
-      const alternate = this.#alternateOf(state);
-      if (matched.size === 0 && typeof alternate === 'string') {
-        matched.add(destinationKey(alternate, 'exchange'));
-      }
-      for (const key of matched) {
-        const name = exchangeOfKey(key);
-        if (name === undefined) out.add(key);
-        else if (!seen.has(name)) {
-          seen.add(name);
-          const next = this.#exchanges.get(name);
-          if (next) work.push(next);
-        }
-      }
-    }
-    return out;
-  }
-
-  /** The exchange's own `alternate-exchange`, or else the one a policy gives it. */
-  #alternateOf(state: ExchangeState): unknown {
-    return state.arguments[ALTERNATE_EXCHANGE] ?? this.#policyAlternate?.(state.name);
+    return this.#routing.route(exchange, routingKeys, headers);
   }
 
   /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */
@@ -491,74 +371,19 @@ export class Exchanges {
     const state = this.#exchanges.get(name);
     if (!state?.durable || name === DEFAULT_EXCHANGE) return undefined;
     if (state.bindings.size === 0 && PREDECLARED.some(([n]) => n === name)) return undefined;
-    return {
-      type: state.type,
-      durable: state.durable,
-      autoDelete: state.autoDelete,
-      internal: state.internal,
-      arguments: toJsonTable(state.arguments),
-      bindings: [...state.bindings.values()].map((b) => {
-        const { destination, destinationType } = bindingInfo(b);
-        const record = { destination, routingKey: b.routingKey, args: toJsonTable(b.args) };
-        return destinationType === 'exchange' ? { ...record, destinationType } : record;
-      }),
-    };
+    return exchangeRecord(state);
   }
 
-  #create(
-    name: string,
-    type: ExchangeType,
-    durable: boolean,
-    autoDelete: boolean,
-    internal: boolean,
-    args: FieldTable,
-  ): ExchangeState {
-    const state: ExchangeState = {
-      name,
-      type,
-      durable,
-      autoDelete,
-      internal,
-      arguments: Object.freeze(args),
-      router: routers[type](),
-      bindings: new Map(),
-      exchangeBindings: 0,
-    };
-    this.#exchanges.set(name, state);
+  #create(...declaration: Parameters<typeof newExchangeState>): ExchangeState {
+    const state = newExchangeState(...declaration);
+    this.#exchanges.set(state.name, state);
     return state;
   }
 
-  #assertEquivalent(
-    state: ExchangeState,
-    type: ExchangeType,
-    durable: boolean,
-    autoDelete: boolean,
-    internal: boolean,
-    args: FieldTable,
-  ): void {
-    const differs = (arg: string, received: unknown, current: unknown) =>
-      new PreconditionFailedError(
-        `inequivalent arg '${arg}' for ${this.#exchangeText(state.name)}: received '${String(received)}' but current is '${String(current)}'`,
-      );
-    if (type !== state.type) throw differs('type', type, state.type);
-    if (durable !== state.durable) throw differs('durable', durable, state.durable);
-    if (autoDelete !== state.autoDelete) throw differs('auto_delete', autoDelete, state.autoDelete);
-    if (internal !== state.internal) throw differs('internal', internal, state.internal);
-    const received = args[ALTERNATE_EXCHANGE];
-    const current = state.arguments[ALTERNATE_EXCHANGE];
-    if (received !== current) {
-      const text = (v: typeof received) =>
-        v === undefined ? 'none' : `the value '${describeField(v)}' of type '${amqpTypeName(v)}'`;
-      throw new PreconditionFailedError(
-        `inequivalent arg '${ALTERNATE_EXCHANGE}' for ${this.#exchangeText(state.name)}: received ${text(received)} but current is ${text(current)}`,
-      );
-    }
-  }
-
   #bindable(exchange: string): ExchangeState {
-    if (exchange === DEFAULT_EXCHANGE) throw this.#defaultRefused();
+    if (exchange === DEFAULT_EXCHANGE) throw this.#errors.defaultRefused();
     const state = this.#exchanges.get(exchange);
-    if (!state) throw this.#notFound(exchange);
+    if (!state) throw this.#errors.notFound(exchange);
     return state;
   }
 
@@ -574,37 +399,10 @@ export class Exchanges {
    * left without bindings goes too, as in RabbitMQ.
    */
   #remove(state: ExchangeState): void {
-    for (const b of state.bindings.values()) this.#untrackSource(b.destination, state.name);
+    for (const b of state.bindings.values()) this.#bindings.untrack(b.destination, state.name);
     this.#exchanges.delete(state.name);
     this.#changed(state.name);
     this.#removeDestinationKey(destinationKey(state.name, 'exchange'));
-  }
-
-  #addBinding(state: ExchangeState, binding: Binding): boolean {
-    const id = bindingId(binding.destination, binding.routingKey, binding.args);
-    if (state.bindings.has(id)) return false;
-    state.router.add(id, binding); // throws on invalid arguments before anything changed
-    state.bindings.set(id, binding);
-    if (exchangeOfKey(binding.destination) !== undefined) state.exchangeBindings++;
-    let sources = this.#sources.get(binding.destination);
-    if (!sources) this.#sources.set(binding.destination, (sources = new Map()));
-    sources.set(state.name, (sources.get(state.name) ?? 0) + 1);
-    return true;
-  }
-
-  #removeBinding(state: ExchangeState, id: string, binding: Binding): void {
-    state.router.remove(id, binding);
-    state.bindings.delete(id);
-    if (exchangeOfKey(binding.destination) !== undefined) state.exchangeBindings--;
-    this.#untrackSource(binding.destination, state.name);
-  }
-
-  #untrackSource(destination: string, source: string): void {
-    const sources = this.#sources.get(destination);
-    const n = sources?.get(source);
-    if (!sources || n === undefined) return;
-    if (n > 1) sources.set(source, n - 1);
-    else if (sources.delete(source) && sources.size === 0) this.#sources.delete(destination);
   }
 
   #afterUnbind(state: ExchangeState): void {
@@ -615,47 +413,4 @@ export class Exchanges {
   #changed(name: string): void {
     if (!this.#restoring) this.#onChange?.(name);
   }
-
-  #exchangeText(name: string): string {
-    return resourceName('exchange', name, this.#vhost);
-  }
-
-  #notFound(name: string): NotFoundError {
-    return new NotFoundError(`no ${this.#exchangeText(name)}`);
-  }
-
-  #defaultRefused(): AccessRefusedError {
-    return new AccessRefusedError('operation not permitted on the default exchange');
-  }
-}
-
-function info(state: ExchangeState): ExchangeInfo {
-  return {
-    name: state.name,
-    type: state.type,
-    durable: state.durable,
-    autoDelete: state.autoDelete,
-    internal: state.internal,
-    arguments: state.arguments,
-    bindingCount: state.bindings.size,
-  };
-}
-
-function keyList(routingKeys: string | readonly string[]): readonly string[] {
-  return typeof routingKeys === 'string' ? [routingKeys] : routingKeys;
-}
-
-/** Adds what the exchange's own bindings match, by any of the keys, to `out`. */
-function match(
-  state: ExchangeState,
-  routingKeys: string | readonly string[],
-  headers: Readonly<FieldTable> | undefined,
-  out: Set<string>,
-): void {
-  if (typeof routingKeys === 'string') state.router.route(routingKeys, headers, out);
-  else for (const key of routingKeys) state.router.route(key, headers, out);
-}
-
-function bindingId(destination: string, routingKey: string, args: Readonly<FieldTable>): string {
-  return `${destination}\u0000${routingKey}\u0000${fieldKey(args)}`;
 }

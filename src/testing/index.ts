@@ -9,4 +9,4 @@ export {
   type StorageConformanceOptions,
   storageConformance,
   testRecordCodec,
-} from './storage-conformance.js';
+} from './storage-conformance/index.js';

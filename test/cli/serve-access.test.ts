@@ -1,33 +1,16 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import amqplib from 'amqplib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/server/auth.js';
 import { RawClient } from '../server/raw-client.js';
 import { rawLogin } from '../support/amqp-login.js';
 import { runCli } from '../support/cli.js';
-import { bodyText, type RunningServe, startServe } from '../support/serve.js';
+import { tempDir } from '../support/data-dirs.js';
+import { bodyText, serveEach } from '../support/serve.js';
 
-const dirs: string[] = [];
-const running: RunningServe[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mqlite-serve-access-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function serve(args: readonly string[]): Promise<RunningServe> {
-  const server = await startServe(args);
-  running.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop('SIGKILL');
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const serve = serveEach();
 
 /**
  * A users file in RabbitMQ's definitions shape: app in / and orders, auditor in / only, where it

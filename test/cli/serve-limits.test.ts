@@ -1,21 +1,11 @@
 import amqplib from 'amqplib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RawClient, rawFrame } from '../server/raw-client.js';
 import { closedWith, rawLogin } from '../support/amqp-login.js';
 import { runCli } from '../support/cli.js';
-import { type RunningServe, startServe, until } from '../support/serve.js';
+import { serveEach, until } from '../support/serve.js';
 
-const running: RunningServe[] = [];
-
-async function serve(args: readonly string[]): Promise<RunningServe> {
-  const server = await startServe(['--port', '0', ...args]);
-  running.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop('SIGKILL');
-});
+const serve = serveEach(['--port', '0']);
 
 const guest = { user: 'guest', password: 'guest' };
 

@@ -1,30 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import amqplib from 'amqplib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { bodyText, type RunningServe, startServe, until } from '../support/serve.js';
+import { tempDir } from '../support/data-dirs.js';
+import { bodyText, serveEach, until } from '../support/serve.js';
 
-const dirs: string[] = [];
-const running: RunningServe[] = [];
-
-function dataDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mqlite-serve-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function serve(args: readonly string[]): Promise<RunningServe> {
-  const server = await startServe(args);
-  running.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop('SIGKILL');
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const serve = serveEach();
 
 describe('mqlite serve', () => {
   it('prints the URL it listens on, one line, and serves AMQP clients there', async () => {
@@ -48,7 +28,7 @@ describe('mqlite serve', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal} closes connections with 320 CONNECTION_FORCED, keeps what was stored and exits 0`, async () => {
-      const data = dataDir();
+      const data = tempDir();
       const server = await serve(['--data', data, '--port', '0']);
       const connection = await amqplib.connect(server.url);
       const closed = new Promise<Error | undefined>((resolve) => connection.once('close', resolve));
@@ -74,7 +54,7 @@ describe('mqlite serve', () => {
   }
 
   it('refuses at once, exit 1, a directory another serve holds, naming its pid', async () => {
-    const data = dataDir();
+    const data = tempDir();
     const first = await serve(['--data', data, '--port', '0']);
     const second = await runCli(['serve', '--data', data, '--port', '0']);
     expect(second.code).toBe(1);

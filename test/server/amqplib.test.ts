@@ -7,30 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import amqplib, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { servedBroker, wireTargets } from './served.js';
 
-const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const onlyMqlite = process.env.PARITY_TARGETS === 'mqlite';
-
-interface Target {
-  readonly name: string;
-  url(): string;
-}
-
-let broker: Broker;
-let server: AmqpServer;
-const mqlite: Target = { name: 'mqlite server', url: () => server.url };
-const rabbit: Target = { name: 'rabbitmq', url: () => rabbitUrl };
-
-beforeAll(async () => {
-  broker = await Broker.open();
-  server = await listen(broker);
-});
-afterAll(async () => {
-  await server.close();
-  await broker.close();
-});
+const targets = wireTargets(servedBroker());
 
 /** Waits for `count` messages a consumer collects, with a generous deadline. */
 function collect(count: number): {
@@ -74,7 +53,7 @@ function channelError(channel: Channel): Promise<Error & { code?: number }> {
   return new Promise((resolve) => channel.once('error', resolve));
 }
 
-describe.each(onlyMqlite ? [mqlite] : [mqlite, rabbit])('amqplib against $name', (target) => {
+describe.each(targets)('amqplib against $name', (target) => {
   let connection: ChannelModel;
   const names: string[] = [];
   const exchanges: string[] = [];

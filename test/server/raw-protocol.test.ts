@@ -1,22 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { describe, expect, test } from 'vitest';
 import { Writer } from '../../src/server/wire/bytes.js';
 import { methodFrame, writeContent } from '../../src/server/wire/methods.js';
 import { HEADER, RawClient, rawFrame, rawMethodFrame } from './raw-client.js';
+import { servedBroker } from './served.js';
 
-let broker: Broker;
-let server: AmqpServer;
-
-beforeAll(async () => {
-  broker = await Broker.open();
-  server = await listen(broker);
-});
-afterAll(async () => {
-  await server.close();
-  await broker.close();
-});
+const served = servedBroker();
 
 /** Waits for connection.close and checks its code and text. */
 async function expectConnectionClose(client: RawClient, code: number, text: RegExp) {
@@ -48,7 +37,7 @@ async function settle(client: RawClient) {
 
 /** A fresh connection still works: declare and get on a new channel. */
 async function expectServerHealthy() {
-  const client = await RawClient.open(server.port);
+  const client = await RawClient.open(served.server.port);
   await client.openChannel(1);
   client.sendMethod(1, 'queue.declare', {
     reserved1: 0,
@@ -70,7 +59,7 @@ describe('protocol header', () => {
     ['HTTP', Buffer.from('GET / HTTP/1.1\r\n\r\n')],
     ['AMQP 1.0', Buffer.from('AMQP\x00\x01\x00\x00', 'latin1')],
   ])('a %s header is answered with the 0-9-1 header, then the socket closes', async (_, bytes) => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(bytes);
     await client.waitRaw(8);
     expect(client.raw.subarray(0, 8)).toEqual(HEADER);
@@ -78,7 +67,7 @@ describe('protocol header', () => {
   });
 
   test('a header sent a byte at a time is accepted', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     for (const byte of HEADER) client.send(Buffer.from([byte]));
     const start = await client.method('connection.start');
     const args = start.args as { mechanisms: Buffer; serverProperties: Record<string, unknown> };
@@ -96,7 +85,7 @@ describe('protocol header', () => {
 
 describe('handshake', () => {
   test('tune proposes channel-max 2047, frame-max 131072, heartbeat 60', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     client.sendMethod(0, 'connection.start-ok', {
@@ -111,7 +100,7 @@ describe('handshake', () => {
   });
 
   test('a wrong password is refused with 403 ACCESS_REFUSED', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     client.sendMethod(0, 'connection.start-ok', {
@@ -128,7 +117,7 @@ describe('handshake', () => {
   });
 
   test('AMQPLAIN credentials are accepted', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     // LOGIN and PASSWORD as a field table without its length prefix.
@@ -155,7 +144,7 @@ describe('handshake', () => {
   });
 
   test('frame-max below 4096 in tune-ok is refused with 530', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     client.sendMethod(0, 'connection.start-ok', {
@@ -170,7 +159,7 @@ describe('handshake', () => {
   });
 
   test('an unknown vhost is refused with 530', async () => {
-    const client = await RawClient.connect(server.port);
+    const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     client.sendMethod(0, 'connection.start-ok', {
@@ -192,26 +181,26 @@ describe('handshake', () => {
 
 describe('connection exceptions', () => {
   test('a channel method on channel 0 is 503 COMMAND_INVALID', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     client.sendMethod(0, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
     await expectConnectionClose(client, 503, /^COMMAND_INVALID - /);
   });
 
   test('a method on a channel never opened is 504 CHANNEL_ERROR', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     client.sendMethod(3, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
     await expectConnectionClose(client, 504, /^CHANNEL_ERROR - expected 'channel.open'/);
   });
 
   test('a second channel.open of one channel is 504', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'channel.open', { outOfBand: '' });
     await expectConnectionClose(client, 504, /second 'channel.open' seen/);
   });
 
   test('a body frame before its header is 505 UNEXPECTED_FRAME', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'basic.publish', {
       reserved1: 0,
@@ -225,14 +214,14 @@ describe('connection exceptions', () => {
   });
 
   test('a body frame with no publish is 505', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.send(rawFrame(3, 1, Buffer.from('body')));
     await expectConnectionClose(client, 505, /^UNEXPECTED_FRAME - /);
   });
 
   test('a frame over the negotiated frame-max is 501 FRAME_ERROR', async () => {
-    const client = await RawClient.open(server.port, { frameMax: 4096 });
+    const client = await RawClient.open(served.server.port, { frameMax: 4096 });
     await client.openChannel(1);
     client.send(rawFrame(3, 1, Buffer.alloc(5000)));
     await expectConnectionClose(
@@ -243,14 +232,14 @@ describe('connection exceptions', () => {
   });
 
   test('a declared size beyond frame-max fails before the bytes arrive', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     // Only the frame's first 7 bytes: the server must not wait for (or buffer) 1 GB.
     client.send(rawFrame(3, 1, Buffer.alloc(0), 1 << 30).subarray(0, 7));
     await expectConnectionClose(client, 501, /^FRAME_ERROR - /);
   });
 
   test('a missing frame end marker is 501', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     const frame = rawMethodFrame(0, 10, 50);
     frame[frame.length - 1] = 0;
     client.send(frame);
@@ -258,21 +247,21 @@ describe('connection exceptions', () => {
   });
 
   test('an unknown class is 540 NOT_IMPLEMENTED', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.send(rawMethodFrame(1, 77, 10));
     await expectConnectionClose(client, 540, /^NOT_IMPLEMENTED - unknown class 77/);
   });
 
   test('an unknown method of a known class is 540', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.send(rawMethodFrame(1, 60, 99));
     await expectConnectionClose(client, 540, /^NOT_IMPLEMENTED - unknown method 99 of class 60/);
   });
 
   test('a table with an unknown type tag is 502 SYNTAX_ERROR', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     // queue.declare: reserved short, queue "q", bits, then a table with key "k" of type 'Z'.
     const args = Buffer.concat([
@@ -287,14 +276,14 @@ describe('connection exceptions', () => {
   });
 
   test('a truncated method payload is 502', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.send(rawMethodFrame(1, 50, 10, Buffer.from([0, 0, 200])));
     await expectConnectionClose(client, 502, /^SYNTAX_ERROR - /);
   });
 
   test('a heartbeat on a channel other than 0 is 501', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     client.send(rawFrame(8, 1, Buffer.alloc(0)));
     await expectConnectionClose(client, 501, /heartbeat/);
   });
@@ -302,7 +291,7 @@ describe('connection exceptions', () => {
 
 describe('channel exceptions', () => {
   test('a 404 closes the channel; the connection and its other channels go on', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     await client.openChannel(2);
     client.sendMethod(1, 'queue.declare', {
@@ -331,7 +320,7 @@ describe('channel exceptions', () => {
   });
 
   test('a body over 128 MiB is refused from its header with 406', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'basic.publish', {
       reserved1: 0,
@@ -354,7 +343,7 @@ describe('channel exceptions', () => {
   });
 
   test("a user-id other than the connection's user is 406", async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'basic.publish', {
       reserved1: 0,
@@ -376,7 +365,7 @@ describe('channel exceptions', () => {
   });
 
   test('acking an unknown delivery tag is 406', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'basic.ack', { deliveryTag: 42, multiple: false });
     const close = await client.method('channel.close', 1);
@@ -388,7 +377,7 @@ describe('channel exceptions', () => {
   });
 
   test('a publish to a missing exchange is 404 on the channel', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.publish(1, 'raw-no-such-exchange', 'k', 'x');
     const close = await client.method('channel.close', 1);
@@ -404,9 +393,9 @@ describe('channel exceptions', () => {
 
 describe('transactions', () => {
   test('publishes wait for tx.commit; tx.rollback drops them', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
-    const queue = await broker.queue('raw-tx', { durable: false });
+    const queue = await served.broker.queue('raw-tx', { durable: false });
     client.sendMethod(1, 'tx.select', {});
     await client.method('tx.select-ok', 1);
     client.publish(1, '', 'raw-tx', 'kept');
@@ -433,7 +422,7 @@ describe('transactions', () => {
   });
 
   test('tx.commit on a channel not in tx mode is 406', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.sendMethod(1, 'tx.commit', {});
     const close = await client.method('channel.close', 1);
@@ -447,7 +436,7 @@ describe('transactions', () => {
 
 describe('hostile input', () => {
   test('ten thousand channel opens: 2047 open, the next is refused with 530', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     const frames: Buffer[] = [];
     for (let ch = 1; ch <= 2047; ch++) {
       frames.push(rawMethodFrame(ch, 20, 10, Buffer.from([0])));
@@ -464,7 +453,7 @@ describe('hostile input', () => {
   });
 
   test('headers claiming huge bodies on many channels allocate nothing up front', async () => {
-    const client = await RawClient.open(server.port);
+    const client = await RawClient.open(served.server.port);
     const frames: Buffer[] = [];
     const header = Buffer.alloc(14);
     header.writeUInt16BE(60, 0);
@@ -494,11 +483,11 @@ describe('hostile input', () => {
   });
 
   test('random bytes after the handshake: the server answers or closes; others are unaffected', async () => {
-    const bystander = await RawClient.open(server.port);
+    const bystander = await RawClient.open(served.server.port);
     await bystander.openChannel(1);
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 2000 }), async (bytes) => {
-        const client = await RawClient.open(server.port);
+        const client = await RawClient.open(served.server.port);
         client.send(bytes);
         // Completes any frame the bytes began: zeros then fail as a frame of type 0.
         client.send(Buffer.alloc(131072 + 16));
@@ -522,7 +511,7 @@ describe('hostile input', () => {
       .map(([type, channel, payload]) => rawFrame(type, channel, Buffer.from(payload)));
     await fc.assert(
       fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 20 }), async (frames) => {
-        const client = await RawClient.open(server.port);
+        const client = await RawClient.open(served.server.port);
         await client.openChannel(1);
         client.send(Buffer.concat(frames));
         await settle(client);

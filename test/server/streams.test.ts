@@ -1,26 +1,18 @@
 import amqplib from 'amqplib';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { Broker } from '../../src/broker/broker.js';
-import { type AmqpServer, listen } from '../../src/server/server.js';
+import { beforeAll, expect, test } from 'vitest';
+import { servedBroker } from './served.js';
 
-let broker: Broker;
-let server: AmqpServer;
+const served = servedBroker();
 let connection: amqplib.ChannelModel;
 
 beforeAll(async () => {
-  broker = await Broker.open();
-  server = await listen(broker);
-  connection = await amqplib.connect(server.url);
+  connection = await amqplib.connect(served.server.url);
   connection.on('error', () => {});
   const ch = await connection.createConfirmChannel();
   await ch.assertQueue('events', { durable: true, arguments: { 'x-queue-type': 'stream' } });
   for (let i = 1; i <= 5; i++) ch.sendToQueue('events', Buffer.from(`e${i}`));
   await ch.waitForConfirms();
   await ch.close();
-});
-afterAll(async () => {
-  await server.close();
-  await broker.close();
 });
 
 test('x-stream-offset as a consumer argument; every delivery carries its offset', async () => {

@@ -2,7 +2,9 @@
  * `mqlite serve` as a child process: started, its URL line read, stopped by a signal.
  */
 import type { ChildProcess } from 'node:child_process';
+import { afterEach } from 'vitest';
 import { type CliRun, finished, startCli } from './cli.js';
+import { removeDataDirs } from './data-dirs.js';
 
 /** How long a process has to do what a test waits for: generous, for a loaded machine. */
 export const DEADLINE_MS = 30_000;
@@ -59,6 +61,26 @@ export async function startServe(args: readonly string[], urlLines = 1): Promise
       if (done === undefined) child.kill(signal);
       return exited;
     },
+  };
+}
+
+/**
+ * Starts `mqlite serve <defaults> ...args` for the tests of a file. After each test, every server
+ * it started is killed, then the directories `tempDir()` made are removed (in that order, so no
+ * server writes into a directory being removed).
+ */
+export function serveEach(
+  defaults: readonly string[] = [],
+): (args: readonly string[]) => Promise<RunningServe> {
+  const running: RunningServe[] = [];
+  afterEach(async () => {
+    for (const server of running.splice(0)) await server.stop('SIGKILL');
+    removeDataDirs();
+  });
+  return async (args) => {
+    const server = await startServe([...defaults, ...args]);
+    running.push(server);
+    return server;
   };
 }
 

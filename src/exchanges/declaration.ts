@@ -1,0 +1,71 @@
+/**
+ * Declaring an exchange, checked before anything changes: the flags, the type, the arguments, the
+ * reserved names, and RabbitMQ's equivalence rules when the exchange exists.
+ */
+import { AccessRefusedError, CommandInvalidError, PreconditionFailedError } from '../errors.js';
+import type { FieldTable } from '../message/types.js';
+import { assertSameAlternate, checkAlternateType } from './alternate-exchange.js';
+import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import type { ExchangeErrors } from './exchange-errors.js';
+import { DEFAULT_EXCHANGE, type ExchangeState } from './exchange-state.js';
+import { type ExchangeDeclareOptions, type ExchangeType, isExchangeType } from './types.js';
+
+/**
+ * What `declare()` with these arguments would do: the existing exchange it names, or what to
+ * create. Throws what it would throw.
+ */
+export function checkDeclaration(
+  exchanges: ReadonlyMap<string, ExchangeState>,
+  errors: ExchangeErrors,
+  name: string,
+  type: string,
+  options: ExchangeDeclareOptions,
+) {
+  checkShortString(name, 'exchange name');
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('exchange options must be an object');
+  }
+  const durable = flag(options.durable, true, 'durable');
+  const autoDelete = flag(options.autoDelete, false, 'autoDelete');
+  const internal = flag(options.internal, false, 'internal');
+  const passive = flag(options.passive, false, 'passive');
+  if (name === DEFAULT_EXCHANGE) throw errors.defaultRefused();
+  const existing = exchanges.get(name);
+  if (passive) {
+    if (!existing) throw errors.notFound(name);
+    return { existing };
+  }
+  if (!isExchangeType(type)) {
+    throw new CommandInvalidError(`unknown exchange type '${String(type)}'`);
+  }
+  const args = copyArgs(options.arguments, 'exchange arguments');
+  checkAlternateType(name, args, errors);
+  if (existing) {
+    assertEquivalent(existing, type, durable, autoDelete, internal, args, errors);
+    return { existing };
+  }
+  if (name.startsWith('amq.')) {
+    throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
+  }
+  return { existing, durable, autoDelete, internal, args };
+}
+
+function assertEquivalent(
+  state: ExchangeState,
+  type: ExchangeType,
+  durable: boolean,
+  autoDelete: boolean,
+  internal: boolean,
+  args: FieldTable,
+  errors: ExchangeErrors,
+): void {
+  const differs = (arg: string, received: unknown, current: unknown) =>
+    new PreconditionFailedError(
+      `inequivalent arg '${arg}' for ${errors.exchangeText(state.name)}: received '${String(received)}' but current is '${String(current)}'`,
+    );
+  if (type !== state.type) throw differs('type', type, state.type);
+  if (durable !== state.durable) throw differs('durable', durable, state.durable);
+  if (autoDelete !== state.autoDelete) throw differs('auto_delete', autoDelete, state.autoDelete);
+  if (internal !== state.internal) throw differs('internal', internal, state.internal);
+  assertSameAlternate(state, args, errors);
+}
