@@ -537,13 +537,16 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     }
   }
 
-  /** Resolves and validates a declaration; nothing is touched. */
+  /**
+   * Resolves a declaration; nothing is touched. The kind's own arguments are validated only for a
+   * queue to be created ({@link KINDS}' `validate`): a redeclaration is compared first.
+   */
   #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
     const { passive: _passive, ...declaration } = resolveDeclaration(name, options, named);
-    const kind = KINDS[declaration.kind];
-    kind.validate(declaration);
-    if (this.#strict)
-      refuseUnknownArguments(declaration.arguments, kind.arguments, 'argument', name, this.#vhost);
+    if (this.#strict) {
+      const { arguments: known } = KINDS[declaration.kind];
+      refuseUnknownArguments(declaration.arguments, known, 'argument', name, this.#vhost);
+    }
     return declaration;
   }
 
@@ -567,6 +570,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       touch(existing.queue);
       return existing.queue;
     }
+    KINDS[declaration.kind].validate(declaration);
     // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
     this.#registry.save(declaration);
     await this.#registry.sync();
@@ -876,7 +880,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       checkQueue: (name, options) => {
         const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
         const existing = this.#entries.get(name);
-        if (!existing) return;
+        if (!existing) return KINDS[declaration.kind].validate(declaration);
         this.#checkOwner(existing, this, declaration.exclusive);
         assertEquivalent(existing.declaration, declaration, this.#vhost);
       },

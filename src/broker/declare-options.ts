@@ -16,6 +16,7 @@
 import { invalidArg, NotImplementedError, PreconditionFailedError } from '../errors.js';
 import { describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
+import { carryWireTypes } from '../message/wire-types.js';
 import type { OverflowMode } from '../queues/arguments.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { emptyTable, isPlainTable } from '../table.js';
@@ -160,7 +161,8 @@ function mergeArguments(o: QueueDeclareOptions): Readonly<FieldTable> {
     throw new TypeError('option arguments must be a plain object (an AMQP table)');
   }
   // No inherited keys: an argument named '__proto__' is stored, compared and persisted as itself.
-  const args: FieldTable = emptyTable();
+  // The tags numbers came with over the wire name their types in errors, as RabbitMQ's do.
+  const args: FieldTable = given === undefined ? emptyTable() : carryWireTypes(given, emptyTable());
   for (const [key, value] of Object.entries(given ?? {})) {
     if (value === undefined) continue;
     checkFieldValue(value, `arguments['${key}']`);

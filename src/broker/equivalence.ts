@@ -4,40 +4,56 @@
  * 406 and RabbitMQ's wording, e.g.
  *
  *   PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/':
- *   received the value '5' of type 'signedint' but current is none
+ *   received the value '5' of type 'byte' but current is none
  *
- * Arguments mqlite does not interpret are not compared (RabbitMQ ignores them too), so an
- * application passing extra arguments keeps working. Values compare as AMQP fields do: numbers by
- * value whatever their width.
+ * Only the arguments RabbitMQ compares for the queue's type are compared, so an application
+ * passing extra arguments keeps working. Values compare as AMQP fields do: numbers by value
+ * whatever their width. A redeclaration of a queue that exists is compared before its arguments
+ * are validated, as RabbitMQ does: a value the queue would refuse is an inequivalent one.
  */
 import { PreconditionFailedError, resourceName } from '../errors.js';
-import { amqpTypeName, describeField, fieldEquals } from '../exchanges/field-values.js';
-import type { FieldValue } from '../message/types.js';
+import { type ComparedArgument, fieldEquals, inequivalence } from '../exchanges/field-values.js';
+import type { FieldTable } from '../message/types.js';
+import { wireTypeFor, wireTypesOf } from '../message/wire-types.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT } from '../queues/lvq/arguments.js';
 import type { Declaration } from './declare-options.js';
 
-/** The arguments whose value is part of a queue's identity, in the order they are checked. */
-export const SIGNIFICANT_ARGUMENTS: readonly string[] = [
-  'x-queue-type',
-  LVQ_ARGUMENT,
-  LVQ_KEY_ARGUMENT,
-  'x-max-priority',
-  'x-message-ttl',
+/**
+ * The arguments that are part of a classic queue's identity, in the order RabbitMQ 3.10 checks
+ * them (its classic queue type's list), then those only mqlite's classic queues take.
+ */
+const CLASSIC_ARGUMENTS: readonly string[] = [
   'x-expires',
-  'x-max-length',
-  'x-max-length-bytes',
-  'x-overflow',
+  'x-message-ttl',
   'x-dead-letter-exchange',
   'x-dead-letter-routing-key',
-  'x-delivery-limit',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-max-priority',
+  'x-overflow',
+  'x-queue-mode',
   'x-single-active-consumer',
+  'x-queue-type',
+  'x-queue-master-locator',
+  LVQ_ARGUMENT,
+  LVQ_KEY_ARGUMENT,
+  'x-delivery-limit',
+];
+
+/** A stream's, in the order of RabbitMQ 3.10's stream queue type. */
+const STREAM_ARGUMENTS: readonly string[] = [
+  'x-max-length-bytes',
+  'x-queue-type',
   'x-max-age',
   'x-stream-max-segment-size-bytes',
+  'x-initial-cluster-size',
+  'x-queue-leader-locator',
 ];
 
 /**
  * Throws 406 PRECONDITION_FAILED naming the first flag or argument in which `received` differs
- * from the `current` declaration. Exclusivity is the owner's business (405), not checked here.
+ * from the `current` declaration; which arguments count is the current queue's kind's business.
+ * Exclusivity is the owner's business (405), not checked here.
  */
 export function assertEquivalent(current: Declaration, received: Declaration, vhost: string): void {
   const where = `for ${resourceName('queue', current.name, vhost)}`;
@@ -50,34 +66,37 @@ export function assertEquivalent(current: Declaration, received: Declaration, vh
   };
   flag('durable', received.durable, current.durable);
   flag('auto_delete', received.autoDelete, current.autoDelete);
-  for (const arg of SIGNIFICANT_ARGUMENTS) {
-    const a = comparedValue(received, current, arg);
-    const b = comparedValue(current, received, arg);
-    if (a === undefined ? b === undefined : b !== undefined && fieldEquals(a, b)) continue;
-    throw new PreconditionFailedError(
-      `inequivalent arg '${arg}' ${where}: received ${describe(a)} but current is ${describe(b)}`,
-    );
+  const significant = current.kind === 'stream' ? STREAM_ARGUMENTS : CLASSIC_ARGUMENTS;
+  for (const arg of significant) {
+    const a = compared(received, current, arg);
+    const b = compared(current, received, arg);
+    if (
+      a.value === undefined
+        ? b.value === undefined
+        : b.value !== undefined && fieldEquals(a.value, b.value)
+    ) {
+      continue;
+    }
+    throw new PreconditionFailedError(`inequivalent arg '${arg}' ${where}: ${inequivalence(a, b)}`);
   }
 }
 
 /**
- * The value of `arg` that counts for `declaration` when compared with `other`: `x-queue-type`
- * defaults to `classic`; two last-value queues compare their key (however it was spelled) and
- * ignore `x-max-priority`, which an LVQ ignores too.
+ * The value of `arg` that counts for `declaration` when compared with `other`, and the tag it
+ * travelled as: an absent `x-queue-type` and `classic` are one; two last-value queues compare
+ * their key (however it was spelled) and ignore `x-max-priority`, which an LVQ ignores too.
  */
-function comparedValue(declaration: Declaration, other: Declaration, arg: string): FieldValue {
+function compared(declaration: Declaration, other: Declaration, arg: string): ComparedArgument {
   const args = declaration.arguments;
-  if (arg === 'x-queue-type')
-    return args[arg] ?? (declaration.kind === 'stream' ? undefined : 'classic');
-  if (declaration.kind === 'lvq' && other.kind === 'lvq') {
-    if (arg === LVQ_ARGUMENT || arg === 'x-max-priority') return undefined;
-    if (arg === LVQ_KEY_ARGUMENT) return declaration.lvqKey;
+  if (arg === 'x-queue-type' && args[arg] === 'classic' && other.arguments[arg] === undefined) {
+    return { value: undefined };
   }
-  return args[arg];
-}
-
-function describe(value: FieldValue): string {
-  return value === undefined
-    ? 'none'
-    : `the value '${describeField(value)}' of type '${amqpTypeName(value)}'`;
+  if (declaration.kind === 'lvq' && other.kind === 'lvq') {
+    if (arg === LVQ_ARGUMENT || arg === 'x-max-priority') return { value: undefined };
+    if (arg === LVQ_KEY_ARGUMENT) return { value: declaration.lvqKey };
+  }
+  return {
+    value: args[arg],
+    wireType: wireTypeFor(wireTypesOf(args as FieldTable), arg, args[arg]),
+  };
 }

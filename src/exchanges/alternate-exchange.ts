@@ -7,7 +7,7 @@ import { PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import type { ExchangeErrors } from './exchange-errors.js';
 import type { ExchangeState } from './exchange-state.js';
-import { amqpTypeName, describeField } from './field-values.js';
+import { amqpTypeName, inequivalence } from './field-values.js';
 
 export const ALTERNATE_EXCHANGE = 'alternate-exchange';
 
@@ -30,10 +30,8 @@ export function assertSameAlternate(
   const received = args[ALTERNATE_EXCHANGE];
   const current = state.arguments[ALTERNATE_EXCHANGE];
   if (received !== current) {
-    const text = (v: typeof received) =>
-      v === undefined ? 'none' : `the value '${describeField(v)}' of type '${amqpTypeName(v)}'`;
     throw new PreconditionFailedError(
-      `inequivalent arg '${ALTERNATE_EXCHANGE}' for ${errors.exchangeText(state.name)}: received ${text(received)} but current is ${text(current)}`,
+      `inequivalent arg '${ALTERNATE_EXCHANGE}' for ${errors.exchangeText(state.name)}: ${inequivalence({ value: received }, { value: current })}`,
     );
   }
 }

@@ -4,6 +4,7 @@
  */
 
 import type { FieldTable, FieldValue } from '../message/types.js';
+import type { WireType } from '../message/wire-types.js';
 import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
 
@@ -87,11 +88,29 @@ export function fieldKey(v: FieldValue): string {
   return JSON.stringify(toJsonField(v, true));
 }
 
+/** RabbitMQ's names of the number tags a value may have travelled as (wire-types.ts). */
+const WIRE_TYPE_NAMES: Readonly<Record<string, string>> = {
+  b: 'byte',
+  B: 'unsignedbyte',
+  s: 'short',
+  u: 'unsignedshort',
+  I: 'signedint',
+  i: 'unsignedint',
+  l: 'long',
+  f: 'float',
+  d: 'double',
+  D: 'decimal',
+};
+
 /**
  * The AMQP field type a value would be sent as, in RabbitMQ's spelling ('longstr', 'signedint',
- * 'double', 'bool', 'table', 'array', 'timestamp', 'long', 'binary', 'void'), for error messages.
+ * 'double', 'bool', 'table', 'array', 'timestamp', 'long', 'binary', 'void'), for error messages;
+ * `wireType`, the tag a number travelled as, names its own type ('byte', 'short', ...).
  */
-export function amqpTypeName(v: FieldValue): string {
+export function amqpTypeName(v: FieldValue, wireType?: WireType): string {
+  if (wireType !== undefined && typeof v === 'number') {
+    return WIRE_TYPE_NAMES[wireType[0]!] ?? amqpTypeName(v);
+  }
   if (v === null || v === undefined) return 'void';
   switch (typeof v) {
     case 'string':
@@ -106,6 +125,28 @@ export function amqpTypeName(v: FieldValue): string {
   if (v instanceof Date) return 'timestamp';
   if (v instanceof Uint8Array) return 'binary';
   return Array.isArray(v) ? 'array' : 'table';
+}
+
+/** One side of a redeclaration: the argument's value (undefined: absent) and its wire tag. */
+export interface ComparedArgument {
+  readonly value: FieldValue;
+  readonly wireType?: WireType | undefined;
+}
+
+/**
+ * "received … but current is …", as RabbitMQ words an inequivalent argument: the bare values
+ * when both sides have one, the typed form ("the value '5' of type 'byte'", or "none") when one
+ * side lacks it.
+ */
+export function inequivalence(received: ComparedArgument, current: ComparedArgument): string {
+  if (received.value !== undefined && current.value !== undefined) {
+    return `received '${describeField(received.value)}' but current is '${describeField(current.value)}'`;
+  }
+  const typed = ({ value, wireType }: ComparedArgument) =>
+    value === undefined
+      ? 'none'
+      : `the value '${describeField(value)}' of type '${amqpTypeName(value, wireType)}'`;
+  return `received ${typed(received)} but current is ${typed(current)}`;
 }
 
 /** A value as RabbitMQ quotes it in messages: `'x'` for strings, the JSON-ish text otherwise. */

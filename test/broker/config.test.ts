@@ -152,7 +152,7 @@ describe('queues declared from a config', () => {
         config: { queues: { jobs: { maxPriority: 7 } } },
       }),
     ).rejects.toThrow(
-      "PRECONDITION_FAILED - config: queue 'jobs': inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received the value '7' of type 'signedint' but current is the value '5' of type 'signedint'",
+      "PRECONDITION_FAILED - config: queue 'jobs': inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received '7' but current is '5'",
     );
   });
 

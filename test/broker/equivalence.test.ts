@@ -41,7 +41,7 @@ describe('redeclaring a queue', () => {
 
   it('fails with 406 when x-max-priority changes or is dropped', async () => {
     expect((await redeclare({ maxPriority: 5 }, { maxPriority: 9 }))?.message).toBe(
-      "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received the value '9' of type 'signedint' but current is the value '5' of type 'signedint'",
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received '9' but current is '5'",
     );
     expect((await redeclare({ maxPriority: 5 }, {}))?.message).toBe(
       "PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/': received none but current is the value '5' of type 'signedint'",
@@ -63,7 +63,7 @@ describe('redeclaring a queue', () => {
       const error = await redeclare({ arguments: { [arg]: a } }, { arguments: { [arg]: b } });
       expect(error?.message, arg).toMatch(
         new RegExp(
-          `^PRECONDITION_FAILED - inequivalent arg '${arg}' for queue 'jobs' in vhost '/': received the value`,
+          `^PRECONDITION_FAILED - inequivalent arg '${arg}' for queue 'jobs' in vhost '/': received '${b}' but current is '${a}'$`,
         ),
       );
     }
@@ -80,7 +80,10 @@ describe('redeclaring a queue', () => {
 
   it('fails with 406 when a stream is redeclared as a classic queue and the other way round', async () => {
     expect((await redeclare({ type: 'stream' }, {}))?.message).toBe(
-      "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received the value 'classic' of type 'longstr' but current is the value 'stream' of type 'longstr'",
+      "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received none but current is the value 'stream' of type 'longstr'",
+    );
+    expect((await redeclare({ type: 'stream' }, { type: 'classic' }))?.message).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received 'classic' but current is 'stream'",
     );
     expect((await redeclare({}, { type: 'stream' }))?.message).toMatch(
       /inequivalent arg 'x-queue-type'.*received the value 'stream'/,
@@ -99,7 +102,42 @@ describe('redeclaring a queue', () => {
       /inequivalent arg 'qpid.last_value_queue_key'.*received the value 'k' of type 'longstr' but current is none/,
     );
     expect((await redeclare({ lvqKey: 'a' }, { lvqKey: 'b' }))?.message).toMatch(
-      /inequivalent arg 'qpid.last_value_queue_key'.*received the value 'b'.*current is the value 'a'/,
+      /inequivalent arg 'qpid.last_value_queue_key'.*received 'b' but current is 'a'$/,
+    );
+  });
+
+  it('compares a redeclaration before validating it, naming what RabbitMQ names', async () => {
+    // A value the queue would refuse is an inequivalent one when the queue exists.
+    expect(
+      (
+        await redeclare(
+          { arguments: { 'x-max-length': 100 } },
+          { arguments: { 'x-max-length': 'x' } },
+        )
+      )?.message,
+    ).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'jobs' in vhost '/': received 'x' but current is '100'",
+    );
+    // RabbitMQ's order: x-message-ttl before x-max-priority, x-max-length-bytes before x-max-priority.
+    expect(
+      (await redeclare({}, { arguments: { 'x-max-priority': 7, 'x-message-ttl': 5 } }))?.message,
+    ).toMatch(/inequivalent arg 'x-message-ttl'.*received the value '5' of type 'signedint'/);
+    expect(
+      (
+        await redeclare(
+          { arguments: { 'x-max-length-bytes': 1000, 'x-max-priority': 1 } },
+          { arguments: { 'x-max-length-bytes': 2000, 'x-max-priority': 2 } },
+        )
+      )?.message,
+    ).toMatch(/inequivalent arg 'x-max-length-bytes'/);
+    // An explicit classic type is the default one; a stream takes no classic argument into account.
+    expect(await redeclare({ type: 'classic' }, {})).toBeUndefined();
+    expect(await redeclare({}, { type: 'classic' })).toBeUndefined();
+    expect(
+      await redeclare({ type: 'stream' }, { type: 'stream', arguments: { 'x-message-ttl': 5 } }),
+    ).toBeUndefined();
+    expect((await redeclare({}, { arguments: { 'x-queue-mode': 'lazy' } }))?.message).toMatch(
+      /inequivalent arg 'x-queue-mode'.*received the value 'lazy' of type 'longstr' but current is none/,
     );
   });
 

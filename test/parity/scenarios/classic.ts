@@ -112,6 +112,51 @@ export const classicScenarios: Scenario[] = [
     },
   },
   {
+    name: 'redeclaring a queue differently fails with 406 naming the first argument in RabbitMQ order',
+    async run(_session, ctx) {
+      const q = await ctx.queue('redeclare', {
+        durable: false,
+        arguments: { 'x-message-ttl': 60000, 'x-max-length': 100, 'x-overflow': 'drop-head' },
+      });
+      const where = `for queue '${q.name}' in vhost '/'`;
+      // Another connection: a session remembers the queues it declared and would not redeclare.
+      const other = await ctx.connection();
+      const redeclare = (args: Record<string, unknown>) =>
+        other.queue(q.name, { durable: false, arguments: args });
+      const same = { 'x-message-ttl': 60000, 'x-max-length': 100, 'x-overflow': 'drop-head' };
+      // Both sides have the argument: the bare values.
+      await expectAmqpError(
+        redeclare({ ...same, 'x-message-ttl': 1000 }),
+        406,
+        `PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' ${where}: received '1000' but current is '60000'`,
+      );
+      // x-max-length is checked before x-overflow; a value the queue would refuse is inequivalent.
+      await expectAmqpError(
+        redeclare({ ...same, 'x-max-length': 'many', 'x-overflow': 'reject-publish' }),
+        406,
+        `PRECONDITION_FAILED - inequivalent arg 'x-max-length' ${where}: received 'many' but current is '100'`,
+      );
+      // One side lacks it: the typed form.
+      await expectAmqpError(
+        redeclare({ ...same, 'x-dead-letter-exchange': 'dlx' }),
+        406,
+        `PRECONDITION_FAILED - inequivalent arg 'x-dead-letter-exchange' ${where}: received the value 'dlx' of type 'longstr' but current is none`,
+      );
+      await expectAmqpError(
+        redeclare({ 'x-message-ttl': 60000, 'x-max-length': 100 }),
+        406,
+        `PRECONDITION_FAILED - inequivalent arg 'x-overflow' ${where}: received none but current is the value 'drop-head' of type 'longstr'`,
+      );
+      await expectAmqpError(
+        redeclare({ ...same, 'x-queue-type': 'stream' }),
+        406,
+        `PRECONDITION_FAILED - inequivalent arg 'x-queue-type' ${where}: received the value 'stream' of type 'longstr' but current is none`,
+      );
+      // The classic type named or not is one; arguments RabbitMQ does not compare are ignored.
+      await redeclare({ ...same, 'x-queue-type': 'classic', 'x-unknown': 1 });
+    },
+  },
+  {
     name: 'a deleted queue is gone: its bindings no longer route',
     async run(session, ctx) {
       const q = await ctx.queue('deleted', { durable: false });

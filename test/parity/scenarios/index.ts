@@ -33,6 +33,8 @@ const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
     'headers all-with-x',
   'an invalid x-match is refused with 406': 'error wording',
   'redeclaring an exchange differently fails with 406 naming the argument': 'error wording',
+  'redeclaring a queue differently fails with 406 naming the first argument in RabbitMQ order':
+    'error wording',
   'exchange names are checked: missing 404, amq.* and the default exchange 403':
     'exchange name checks',
   'deleting an exchange: ifUnused refuses while bound; publishing to a deleted one fails with 404':
