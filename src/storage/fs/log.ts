@@ -84,6 +84,8 @@ export interface LogContext {
   readonly policy: FsyncPolicy;
   /** Receives what recovery cut or repaired. */
   readonly report: (loss: DataLossError) => void;
+  /** The log wrote its segment list before (its namespace's `~logs` says so): a missing one is a loss. */
+  readonly segmentListExpected: boolean;
   /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
   readonly onClose: () => void;
 }
@@ -632,11 +634,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const list = readSegmentList(this.io, file);
     const lastFound = ids.at(-1) ?? 0;
     if (list === undefined || list === 'damaged') {
-      if (list === 'damaged') {
+      if (list === 'damaged' || this.#ctx.segmentListExpected) {
+        const how = list === 'damaged' ? 'damaged' : 'missing';
         this.#ctx.report(
           new DataLossError(
-            'skipped',
-            `${file} is damaged: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
+            list === 'damaged' ? 'skipped' : 'missing',
+            `${file} is ${how}: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
             { file },
           ),
         );
