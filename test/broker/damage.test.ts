@@ -351,6 +351,45 @@ describe("a classic or priority queue's lost segments", () => {
   });
 });
 
+describe("a priority queue's lost level", () => {
+  it('a missing level directory is reported, naming it; the other levels are delivered', async () => {
+    const seeding = await open();
+    const urgent = await seeding.broker.queue('urgent', { arguments: { 'x-max-priority': 3 } });
+    for (let i = 0; i < 10; i++) await urgent.publish(`low ${i}`, { priority: 1 });
+    for (let i = 0; i < 5; i++) await urgent.publish(`high ${i}`, { priority: 3 });
+    // Level 3 delivered once: its redelivery mark is stored.
+    const first = await urgent.get({ noAck: false });
+    await first?.nack(true);
+    await seeding.broker.close();
+    const lost = file('urgent', 'prio.003');
+    fs.rmSync(lost, { recursive: true });
+
+    const { broker, reports } = await open();
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost, code: 'MQLITE_DATA_LOSS' }),
+      ]);
+      expect((reports[0] as Error).message).toContain("log 'prio.003' of namespace 'urgent'");
+      expect(broker.damaged()).toEqual([]);
+      expect(messages(broker, 'urgent')).toBe(10);
+      const queue = await broker.queue('urgent', { arguments: { 'x-max-priority': 3 } });
+      // The level starts again: new messages there are not taken for redeliveries.
+      await queue.publish('high again', { priority: 3 });
+      const next = await queue.get();
+      expect([Buffer.from(next!.body).toString(), next?.redelivered]).toEqual([
+        'high again',
+        false,
+      ]);
+      expect(Buffer.from((await queue.get())!.body).toString()).toBe('low 0');
+    } finally {
+      await broker.close();
+    }
+    const again = await open();
+    expect(again.reports).toEqual([]);
+    await again.broker.close();
+  });
+});
+
 describe("a stream's lost segments", () => {
   const STREAM = {
     arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 400 },
