@@ -173,6 +173,10 @@ describe("the broker's metadata", () => {
         ['jobs', 'classic', 100],
       ]);
       expect(reports.filter((r) => (r as DataLossError).kind === 'restored')).toHaveLength(2);
+      // Exchanges and bindings were in it too: its loss is reported as such.
+      expect(reports).toContainEqual(
+        expect.objectContaining({ kind: 'missing', file: meta(), code: 'MQLITE_DATA_LOSS' }),
+      );
     } finally {
       await broker.close();
     }

@@ -164,6 +164,21 @@ describe("the list of a namespace's logs", () => {
     await storage.close();
   });
 
+  test('the metadata of a namespace without logs, lost, is reported', async () => {
+    const dir = path.join(root, `t${++n}`);
+    let { storage, ns, reports } = await openNamespace(dir);
+    ns.meta.set('declaration', { durable: true });
+    await storage.close();
+    fs.rmSync(path.join(dir, encodeName('q'), '~meta'));
+    fs.rmSync(path.join(dir, encodeName('q'), '~meta.prev'), { force: true });
+    ({ storage, ns, reports } = await openNamespace(dir));
+    expect(reports).toEqual([
+      expect.objectContaining({ kind: 'missing', file: path.join(dir, encodeName('q'), '~meta') }),
+    ]);
+    expect(ns.meta.get('declaration')).toBeUndefined();
+    await storage.close();
+  });
+
   test('a new namespace and its new logs report nothing', async () => {
     const dir = path.join(root, `t${++n}`);
     const { storage, ns, reports } = await openNamespace(dir);

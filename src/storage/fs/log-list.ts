@@ -111,15 +111,15 @@ export class LogList {
   /**
    * Reads the list of the namespace directory `dir`, holding the logs `present`: reports each
    * listed log that is missing (once: the list is rewritten without it), finishes the removals
-   * a crash cut short, and lists the logs present but not listed. `existed` says whether the
-   * namespace held data before, so that a missing list is a loss rather than a new namespace.
+   * a crash cut short, and lists the logs present but not listed. A missing list is a loss
+   * when logs are present; without logs it is a new namespace, or one whose creation a crash
+   * cut short.
    */
   constructor(
     io: FsIo,
     dir: string,
     namespace: string,
     present: readonly string[],
-    existed: boolean,
     fsync: boolean,
     report: (loss: DataLossError) => void,
   ) {
@@ -136,7 +136,7 @@ export class LogList {
       removing.add(entry.slice(REMOVING.length));
     }
     const stored = readLogList(io, this.#file);
-    if (stored === 'damaged' || (stored === undefined && existed)) {
+    if (stored === 'damaged' || (stored === undefined && present.length > 0)) {
       report(
         new DataLossError(
           stored === 'damaged' ? 'skipped' : 'missing',

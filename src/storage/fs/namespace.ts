@@ -100,18 +100,25 @@ export class FsNamespace implements Namespace {
     // The namespace's entry must be durable before anything in it counts on it.
     if (isNew && fsync) fsyncDirSync(io, path.dirname(dir));
     const logs = listNamedDirs(io, dir);
-    const existed = logs.length > 0 || io.existsSync(path.join(dir, '~meta'));
-    this.#list = new LogList(io, dir, name, logs, existed, fsync, settings.report);
+    const listed = io.existsSync(path.join(dir, LOG_LIST_FILE));
     this.meta = new FsMetaStore(
-      settings.io,
+      io,
       path.join(dir, '~meta'),
       settings.policy,
       `namespace '${name}'`,
       () => this.#closed,
       settings.report,
-      // Logs without metadata: the file was lost, not never written.
-      logs.length > 0,
+      // Logs, or the list of logs written after the metadata: the file was lost, not never written.
+      logs.length > 0 || listed,
     );
+    try {
+      // A new namespace's metadata is durable before its list of logs, which so marks it whole.
+      if (!listed && fsync) fsyncDirSync(io, dir);
+      this.#list = new LogList(io, dir, name, logs, fsync, settings.report);
+    } catch (error) {
+      this.meta.destroy();
+      throw error;
+    }
   }
 
   async openLog<T>(name: string, codec: RecordCodec<T>, options?: LogOptions): Promise<Log<T>> {

@@ -141,7 +141,7 @@ function listJobs(dir: string, formatVersion: number, damage: Damage[]): Job[] {
     const listed = formatVersion >= 5 ? checkLogList(nsDir, namespace, logs, damage) : undefined;
     if (nodeIo.existsSync(meta)) {
       jobs.push({ file: meta, size: sizeOf(meta), check: checkMeta, namespace });
-    } else if (logs.length > 0) {
+    } else if (logs.length > 0 || nodeIo.existsSync(path.join(nsDir, LOG_LIST_FILE))) {
       const previous = nodeIo.existsSync(meta + PREVIOUS_SUFFIX);
       damage.push({
         file: meta,
@@ -188,7 +188,7 @@ function checkLogList(
     return undefined;
   }
   if (list === undefined) {
-    if (present.length > 0 || nodeIo.existsSync(path.join(nsDir, '~meta'))) {
+    if (present.length > 0) {
       damage.push({ ...missing(file, 'relist', `is missing: ${lost}`), namespace });
     }
     return undefined;
