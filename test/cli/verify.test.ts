@@ -151,6 +151,20 @@ describe('mqlite verify', () => {
     );
   });
 
+  it("reports a log's missing deletion marks", async () => {
+    const dir = await brokerDirectory();
+    const marks = path.join(dir, 'jobs', 'prio.000', '~deleted');
+    fs.rmSync(marks);
+    const { report } = await verifyJson(dir);
+    expect(report.damage).toEqual([
+      expect.objectContaining({
+        file: marks,
+        action: 'drop',
+        reason: 'the deletion marks are missing: records deleted before may be delivered again',
+      }),
+    ]);
+  });
+
   it('reports a missing list of logs as relisted', async () => {
     const dir = await brokerDirectory();
     const list = path.join(dir, 'urgent', '~logs');

@@ -179,6 +179,41 @@ describe("the list of a namespace's logs", () => {
     await storage.close();
   });
 
+  test('a log whose hashed directory lost the file of its name is found again by the list', async () => {
+    const dir = await seeded();
+    const long = 'l'.repeat(130);
+    let { storage, ns, reports } = await openNamespace(dir);
+    (await ns.openLog(long, testRecordCodec)).append('kept', 1);
+    await storage.close();
+    fs.rmSync(path.join(logDir(dir, long), '~name'));
+    ({ storage, ns, reports } = await openNamespace(dir));
+    expect(reports).toEqual([]);
+    expect(await ns.listLogs()).toEqual(['a', 'b', 'c', long]);
+    expect(await records(ns, long)).toEqual(['kept']);
+    await storage.close();
+  });
+
+  test("a log's lost deletion marks are reported: what they deleted comes back", async () => {
+    const dir = await seeded();
+    let { storage, ns, reports } = await openNamespace(dir);
+    const a = await ns.openLog('a', testRecordCodec);
+    a.markDeleted(1);
+    await a.sync();
+    await storage.close();
+    const marks = path.join(logDir(dir, 'a'), '~deleted');
+    fs.rmSync(marks);
+    ({ storage, ns, reports } = await openNamespace(dir));
+    expect(await records(ns, 'a')).toEqual(['a1', 'a2', 'a3']);
+    expect(reports).toEqual([
+      expect.objectContaining({
+        kind: 'missing',
+        file: marks,
+        message: expect.stringContaining('the deletions (acks) it held are lost'),
+      }),
+    ]);
+    await storage.close();
+  });
+
   test('a new namespace and its new logs report nothing', async () => {
     const dir = path.join(root, `t${++n}`);
     const { storage, ns, reports } = await openNamespace(dir);

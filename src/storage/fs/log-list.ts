@@ -14,7 +14,7 @@ import { DataLossError } from '../../errors.js';
 import { crc32 } from './checksum.js';
 import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
 import { LIST_FILE } from './log.js';
-import { encodeName } from './names.js';
+import { encodeName, NAME_FILE } from './names.js';
 
 export const LOG_LIST_FILE = '~logs';
 const MAGIC = 0x4c4c514d; // "MQLL"
@@ -148,12 +148,17 @@ export class LogList {
     const here = new Set(present);
     let changed = !Array.isArray(stored);
     for (const { name, segmentList } of Array.isArray(stored) ? stored : []) {
+      const logDir = path.join(dir, encodeName(name));
+      if (!here.has(name) && io.isDirectorySync(logDir)) {
+        // A hashed directory that lost the file of its name: the list still knows it.
+        replaceFile(io, path.join(logDir, NAME_FILE), Buffer.from(name, 'utf8'), false);
+        here.add(name);
+      }
       if (here.has(name)) {
         this.#entries.set(name, segmentList);
         continue;
       }
       changed = true;
-      const logDir = path.join(dir, encodeName(name));
       if (!removing.has(encodeName(name))) report(missingLog(logDir, name, namespace));
     }
     for (const name of present) {

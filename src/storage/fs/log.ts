@@ -584,6 +584,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
       else if (/^\d{10}\.seg$/.test(entry)) ids.push(Number(entry.slice(0, 10)));
     }
     ids.sort((a, b) => a - b);
+    // A log with its list is one opened before, which created its marks file then.
+    const marksFile = path.join(this.#dir, MARKS_FILE);
+    const marksExpected =
+      this.io.existsSync(path.join(this.#dir, LIST_FILE)) && !this.io.existsSync(marksFile);
     const listed = this.#checkList(ids);
     ids = listed.ids;
     for (const [i, id] of ids.entries()) {
@@ -599,7 +603,16 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
     this.#durableEnd = this.#nextOffset;
-    this.#marks = new MarksFile(this.io, path.join(this.#dir, MARKS_FILE), (offset) => {
+    if (marksExpected && this.#segs.some((seg) => seg.span > 0)) {
+      this.#ctx.report(
+        new DataLossError(
+          'missing',
+          `${marksFile} is missing: the deletions (acks) it held are lost, so records deleted before may be delivered again`,
+          { file: marksFile },
+        ),
+      );
+    }
+    this.#marks = new MarksFile(this.io, marksFile, (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
       if (!seg || slot < 0 || !seg.markSlot(slot)) this.#staleMarks++;

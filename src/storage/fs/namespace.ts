@@ -12,7 +12,7 @@ import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
 import { FsLog, LIST_FILE } from './log.js';
 import { LOG_LIST_FILE, LogList, writeLogList } from './log-list.js';
 import { FsMetaStore } from './meta.js';
-import { decodeName, encodeName, isHashedName } from './names.js';
+import { decodeName, encodeName, isHashedName, NAME_FILE } from './names.js';
 
 /** The adapter settings a namespace works with. */
 export interface FsSettings {
@@ -22,8 +22,6 @@ export interface FsSettings {
   /** Receives what recovery cut or repaired. */
   readonly report: (loss: DataLossError) => void;
 }
-
-const NAME_FILE = '~name';
 
 /** Checks a `segmentBytes` option. */
 export function checkSegmentBytes(value: unknown): number {

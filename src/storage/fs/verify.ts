@@ -30,6 +30,7 @@ import { readMetaRecords } from './meta-records.js';
 import { encodeName } from './names.js';
 import { listNamedDirs } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
+import { segmentFileName } from './segment.js';
 import { indexState } from './segment-index.js';
 import { readSegmentList } from './segment-list.js';
 
@@ -235,7 +236,7 @@ function checkSegmentList(
   const here = new Set(ids);
   for (const id of list.ids) {
     if (here.has(id)) continue;
-    const segment = path.join(dir, `${String(id).padStart(10, '0')}.seg`);
+    const segment = path.join(dir, segmentFileName(id));
     const reason = 'the segment is missing: the records it held are lost';
     damage.push({ ...missing(segment, 'drop', reason), namespace, log });
   }
@@ -268,9 +269,20 @@ function logJobs(dir: string, namespace: string, log: string, lists?: SegmentLis
     .map((entry) => Number(entry.slice(0, 10)))
     .sort((a, b) => a - b);
   if (lists) checkSegmentList(dir, ids, namespace, log, lists);
+  const marks = path.join(dir, MARKS_FILE);
+  const holdsRecords = ids.some((id) => sizeOf(path.join(dir, segmentFileName(id))) > FILE_HEADER);
+  if (
+    lists &&
+    nodeIo.existsSync(path.join(dir, LIST_FILE)) &&
+    !nodeIo.existsSync(marks) &&
+    holdsRecords
+  ) {
+    const reason = 'the deletion marks are missing: records deleted before may be delivered again';
+    lists.damage.push({ ...missing(marks, 'drop', reason), namespace, log });
+  }
   const order = { lastOffset: 0 };
   for (const [i, id] of ids.entries()) {
-    const name = String(id).padStart(10, '0');
+    const name = segmentFileName(id).slice(0, -4);
     add(`${name}.seg`, (buf) => checkSegment(buf, i === ids.length - 1, order));
     const segment = path.join(dir, `${name}.seg`);
     add(`${name}.idx`, (buf) => checkIndex(buf, segment));
