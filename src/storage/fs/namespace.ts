@@ -110,8 +110,8 @@ export class FsNamespace implements Namespace {
       logs.length > 0 || listed,
     );
     try {
-      // A new namespace's metadata is durable before its list of logs, which so marks it whole.
-      if (!listed && fsync) fsyncDirSync(io, dir);
+      // A new namespace writes its metadata, then its list; one fsync of the directory covers
+      // both. (A crash before it may keep the list alone: its metadata is then reported lost.)
       this.#list = new LogList(io, dir, name, logs, fsync, settings.report);
     } catch (error) {
       this.meta.destroy();
