@@ -394,6 +394,25 @@ describe("a priority queue's lost level", () => {
   });
 });
 
+describe("a stream's lost log", () => {
+  it('a missing log directory is reported, naming it; the stream opens empty', async () => {
+    await seed();
+    const lost = file('events', 'messages');
+    fs.rmSync(lost, { recursive: true });
+    const { broker, reports } = await open();
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost, code: 'MQLITE_DATA_LOSS' }),
+      ]);
+      expect(broker.damaged()).toEqual([]);
+      expect(messages(broker, 'events')).toBe(0);
+      expect(messages(broker, 'jobs')).toBe(100);
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
 describe("a stream's lost segments", () => {
   const STREAM = {
     arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 400 },
