@@ -462,6 +462,23 @@ describe("a stream's lost segments", () => {
     expect(again).toEqual([]);
   });
 
+  it('a missing log directory is reported, and the stream continues after the stored offset', async () => {
+    await seedStream();
+    const lost = file('events', 'messages');
+    fs.rmSync(lost, { recursive: true });
+    const reports: unknown[] = [];
+    const { broker, events } = await reopened(reports);
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost }),
+        expect.objectContaining({ kind: 'reset', records: 100 }),
+      ]);
+      expect(events.nextOffset).toBe(101);
+    } finally {
+      await broker.close();
+    }
+  });
+
   it('a missing tail segment moves the stream past the offsets it handed out', async () => {
     const segments = await seedStream();
     const tail = segments.at(-1)!;
