@@ -15,9 +15,10 @@ import { formatBytes, writeJson } from './render.js';
 const USAGE = `Usage: mqlite verify <dir> [--json]
 
 Checks every checksum of every segment, index, deletion-marks file and metadata record of a
-data directory, and lists each damaged region: file, byte range, and what reopening the
-directory would do about it. Changes nothing. Exits 1 when anything is damaged, 0 when clean.
-On a terminal, a progress bar shows on stderr.
+data directory, and every segment and log its lists name, and lists each damaged region or
+missing file: file, byte range, and what reopening the directory would do about it. Changes
+nothing. Exits 1 when anything is damaged or missing, 0 when clean. On a terminal, a progress
+bar shows on stderr.
 
 Options:
   --json   print one JSON document instead of text
@@ -31,6 +32,8 @@ const EFFECT: Readonly<Record<DamageAction, string>> = {
   skip: 'a reopen skips it and reads the records around it',
   restore: 'a reopen restores the file from its previous version',
   rebuild: 'a reopen ignores it and rebuilds it from the segment (nothing lost)',
+  drop: 'a reopen reports the loss (MQLITE_DATA_LOSS) and opens the queue with what remains',
+  relist: 'a reopen reports it (MQLITE_DATA_LOSS) and lists the files present anew',
 };
 
 function describe(dir: string, damage: Damage): string {

@@ -173,6 +173,10 @@ describe("the broker's metadata", () => {
         ['jobs', 'classic', 100],
       ]);
       expect(reports.filter((r) => (r as DataLossError).kind === 'restored')).toHaveLength(2);
+      // Exchanges and bindings were in it too: its loss is reported as such.
+      expect(reports).toContainEqual(
+        expect.objectContaining({ kind: 'missing', file: meta(), code: 'MQLITE_DATA_LOSS' }),
+      );
     } finally {
       await broker.close();
     }
@@ -351,6 +355,64 @@ describe("a classic or priority queue's lost segments", () => {
   });
 });
 
+describe("a priority queue's lost level", () => {
+  it('a missing level directory is reported, naming it; the other levels are delivered', async () => {
+    const seeding = await open();
+    const urgent = await seeding.broker.queue('urgent', { arguments: { 'x-max-priority': 3 } });
+    for (let i = 0; i < 10; i++) await urgent.publish(`low ${i}`, { priority: 1 });
+    for (let i = 0; i < 5; i++) await urgent.publish(`high ${i}`, { priority: 3 });
+    // Level 3 delivered once: its redelivery mark is stored.
+    const first = await urgent.get({ noAck: false });
+    await first?.nack(true);
+    await seeding.broker.close();
+    const lost = file('urgent', 'prio.003');
+    fs.rmSync(lost, { recursive: true });
+
+    const { broker, reports } = await open();
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost, code: 'MQLITE_DATA_LOSS' }),
+      ]);
+      expect((reports[0] as Error).message).toContain("log 'prio.003' of namespace 'urgent'");
+      expect(broker.damaged()).toEqual([]);
+      expect(messages(broker, 'urgent')).toBe(10);
+      const queue = await broker.queue('urgent', { arguments: { 'x-max-priority': 3 } });
+      // The level starts again: new messages there are not taken for redeliveries.
+      await queue.publish('high again', { priority: 3 });
+      const next = await queue.get();
+      expect([Buffer.from(next!.body).toString(), next?.redelivered]).toEqual([
+        'high again',
+        false,
+      ]);
+      expect(Buffer.from((await queue.get())!.body).toString()).toBe('low 0');
+    } finally {
+      await broker.close();
+    }
+    const again = await open();
+    expect(again.reports).toEqual([]);
+    await again.broker.close();
+  });
+});
+
+describe("a stream's lost log", () => {
+  it('a missing log directory is reported, naming it; the stream opens empty', async () => {
+    await seed();
+    const lost = file('events', 'messages');
+    fs.rmSync(lost, { recursive: true });
+    const { broker, reports } = await open();
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost, code: 'MQLITE_DATA_LOSS' }),
+      ]);
+      expect(broker.damaged()).toEqual([]);
+      expect(messages(broker, 'events')).toBe(0);
+      expect(messages(broker, 'jobs')).toBe(100);
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
 describe("a stream's lost segments", () => {
   const STREAM = {
     arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 400 },
@@ -398,6 +460,23 @@ describe("a stream's lost segments", () => {
     const again: unknown[] = [];
     await (await reopened(again)).broker.close();
     expect(again).toEqual([]);
+  });
+
+  it('a missing log directory is reported, and the stream continues after the stored offset', async () => {
+    await seedStream();
+    const lost = file('events', 'messages');
+    fs.rmSync(lost, { recursive: true });
+    const reports: unknown[] = [];
+    const { broker, events } = await reopened(reports);
+    try {
+      expect(reports).toEqual([
+        expect.objectContaining({ kind: 'missing', file: lost }),
+        expect.objectContaining({ kind: 'reset', records: 100 }),
+      ]);
+      expect(events.nextOffset).toBe(101);
+    } finally {
+      await broker.close();
+    }
   });
 
   it('a missing tail segment moves the stream past the offsets it handed out', async () => {

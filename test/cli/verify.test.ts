@@ -121,6 +121,60 @@ describe('mqlite verify', () => {
     );
   });
 
+  it("reports a priority queue's missing level and a stream's missing segment as dropped", async () => {
+    const dir = await brokerDirectory();
+    const level = path.join(dir, 'urgent', 'prio.005');
+    fs.rmSync(level, { recursive: true });
+    const segment = path.join(dir, 'events', 'messages', '0000000001.seg');
+    fs.rmSync(segment);
+    const { code, report } = await verifyJson(dir);
+    expect(code).toBe(1);
+    expect(report.damage).toEqual([
+      expect.objectContaining({
+        file: segment,
+        action: 'drop',
+        reason: 'the segment is missing: the records it held are lost',
+        namespace: 'events',
+        log: 'messages',
+      }),
+      expect.objectContaining({
+        file: level,
+        action: 'drop',
+        reason: 'the log is missing: the records it held are lost',
+        namespace: 'urgent',
+        log: 'prio.005',
+      }),
+    ]);
+    const text = await runCli(['verify', dir]);
+    expect(text.stdout).toContain(
+      `DAMAGED ${path.join('urgent', 'prio.005')}: the log is missing: the records it held are lost; a reopen reports the loss (MQLITE_DATA_LOSS) and opens the queue with what remains`,
+    );
+  });
+
+  it("reports a log's missing deletion marks", async () => {
+    const dir = await brokerDirectory();
+    const marks = path.join(dir, 'jobs', 'prio.000', '~deleted');
+    fs.rmSync(marks);
+    const { report } = await verifyJson(dir);
+    expect(report.damage).toEqual([
+      expect.objectContaining({
+        file: marks,
+        action: 'drop',
+        reason: 'the deletion marks are missing: records deleted before may be delivered again',
+      }),
+    ]);
+  });
+
+  it('reports a missing list of logs as relisted', async () => {
+    const dir = await brokerDirectory();
+    const list = path.join(dir, 'urgent', '~logs');
+    fs.rmSync(list);
+    const { report } = await verifyJson(dir);
+    expect(report.damage).toEqual([
+      expect.objectContaining({ file: list, action: 'relist', namespace: 'urgent' }),
+    ]);
+  });
+
   it('warns that a live process holds the directory, and still checks it', async () => {
     const dir = await brokerDirectory();
     fs.writeFileSync(path.join(dir, 'LOCK'), String(process.pid));

@@ -20,7 +20,7 @@ import { framesOf, toLayout1 } from '../support/segment-file.js';
 
 const fixture = (version: number) =>
   fileURLToPath(new URL(`./fixtures/fs-v${version}`, import.meta.url));
-const VERSIONS = [1, 2, 3, 4];
+const VERSIONS = [1, 2, 3, 4, 5];
 const CURRENT = VERSIONS.at(-1)!;
 const T0 = 1_700_000_000_000;
 const HASHED = 'h'.repeat(130);
@@ -299,6 +299,31 @@ describe('the format version of a data directory', () => {
         expect.objectContaining({ kind: 'missing', file: segmentFile(dir, 'events', 2) }),
       ]);
       expect(readAll(log).map((r) => r[0])).toEqual([1, 3, 7]);
+      await reopened.close();
+    },
+  );
+
+  test.each([1, 2, 3, 4])(
+    'a format %i directory gets the lists of its logs on open, so a log lost later is reported',
+    async (version) => {
+      const dir = copyFixture(version);
+      const storage = open(dir);
+      const listed = ['app', 'other'].map((ns) => fs.existsSync(path.join(dir, ns, '~logs')));
+      expect(listed).toEqual([true, true]);
+      expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
+      await storage.namespace('app'); // its metadata's torn tail is cut here, reported
+      await storage.close();
+      const lost = path.join(dir, 'app', encodeName('Orders/€ 1'));
+      fs.rmSync(lost, { recursive: true });
+      const reopened = open(dir);
+      const losses: unknown[] = [];
+      reopened.onDataLoss?.((loss) => losses.push(loss));
+      const app = await reopened.namespace('app');
+      expect(losses).toEqual([expect.objectContaining({ kind: 'missing', file: lost })]);
+      expect(await app.listLogs()).toEqual(['compacted', 'events', HASHED, 'torn'].sort());
+      expect(readAll(await openLog(reopened, 'app', 'events')).map((r) => r[0])).toEqual([
+        1, 3, 4, 6, 7,
+      ]);
       await reopened.close();
     },
   );

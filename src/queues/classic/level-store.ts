@@ -434,7 +434,14 @@ export class LevelStore implements ReadyStore {
     const log: LevelLog = persistent
       ? await this.#ns.openLog(name, codec, segmentBytes === undefined ? {} : { segmentBytes })
       : new PackedLog(await this.#ns.openLog(name, pageCodec));
-    const mark = this.#ns.meta.get(`${name}.delivered`);
+    const key = `${name}.delivered`;
+    let mark = this.#ns.meta.get(key);
+    // A mark past the log's end outlived the records it marked (their log was lost and begins
+    // again): the log's new records were never delivered.
+    if (typeof mark === 'number' && mark >= log.nextOffset) {
+      mark = log.nextOffset - 1;
+      this.#ns.meta.set(key, mark);
+    }
     const lvl = new Level(log, typeof mark === 'number' ? mark : 0);
     // One pass over the live records: their bytes, and the expirations the queue will index.
     let bytes = 0;

@@ -9,15 +9,16 @@
  */
 import path from 'node:path';
 import { CorruptionError, FormatVersionError } from '../../errors.js';
-import { type FsIo, readFile, replaceFile } from './io.js';
+import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
 
 /** The version of the on-disk format this code writes. */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 /**
  * The oldest version it reads. Version 2 added span checksums to index files; version 3 a segment
  * layout checksummed per chunk of frames, beside which the older layout is still read; version 4
- * a list of its segments in each log (`~segments`), written on open where it is missing. An
- * older directory is marked 4 on open.
+ * a list of its segments in each log (`~segments`), written on open where it is missing; version
+ * 5 a list of its logs in each namespace (`~logs`), written for every namespace by the upgrade.
+ * An older directory is marked 5 on open.
  */
 const OLDEST_READ = 1;
 export const FORMAT_FILE = 'FORMAT';
@@ -30,11 +31,17 @@ const NAMESPACE_FILE = '~meta';
  * {@link FORMAT_VERSION} if it is older.
  *
  * Returns the version the directory was in (that of a new one for a new directory).
+ * `upgrade` runs before an older directory is marked current, with the version it was in.
  *
  * @throws FormatVersionError when the directory is of a format version this code does not read.
  * @throws CorruptionError when its marker is garbled, or it holds namespaces without a marker.
  */
-export function checkFormat(io: FsIo, dir: string, fsync: boolean): number {
+export function checkFormat(
+  io: FsIo,
+  dir: string,
+  fsync: boolean,
+  upgrade: (from: number) => void = () => {},
+): number {
   const file = path.join(dir, FORMAT_FILE);
   const stored = readFile(io, file);
   if (stored) {
@@ -49,7 +56,10 @@ export function checkFormat(io: FsIo, dir: string, fsync: boolean): number {
       );
     }
     // Marked before anything of the new version is written, so older code refuses it from then.
-    if (version < FORMAT_VERSION) writeMarker(io, dir, file, fsync);
+    if (version < FORMAT_VERSION) {
+      upgrade(version);
+      writeMarker(io, dir, file, fsync);
+    }
     return version;
   }
   const data = io
@@ -71,11 +81,6 @@ function writeMarker(io: FsIo, dir: string, file: string, fsync: boolean): void 
   if (fsync) {
     // The marker must be durable before any data of its version is: else a crash could leave
     // data under a marker that does not describe it.
-    const fd = io.openSync(dir, 'r');
-    try {
-      io.fsyncSync(fd);
-    } finally {
-      io.closeSync(fd);
-    }
+    fsyncDirSync(io, dir);
   }
 }

@@ -23,6 +23,7 @@ import {
   FsNamespace,
   type FsSettings,
   listNamedDirs,
+  writeLogLists,
 } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
 
@@ -164,7 +165,10 @@ class FsAdapter implements StorageAdapter {
     };
     this.#unlock = lock ? lockDirectory(makeDataDirectory(dir)) : () => {};
     try {
-      this.formatVersion = checkFormat(settings.io, dir, settings.policy !== 'never');
+      const fsync = settings.policy !== 'never';
+      this.formatVersion = checkFormat(settings.io, dir, fsync, (from) => {
+        if (from < 5) writeLogLists(settings.io, dir, fsync);
+      });
     } catch (error) {
       this.#unlock();
       throw error;

@@ -171,6 +171,16 @@ export function fsyncDir(io: FsIo, dir: string, done: (error: Error | null) => v
   });
 }
 
+/** Fsyncs a directory on the calling thread (for rare changes that must be durable at once). */
+export function fsyncDirSync(io: FsIo, dir: string): void {
+  const fd = io.openSync(dir, 'r');
+  try {
+    io.fsyncSync(fd);
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
 /**
  * Runs several fsyncs at once and calls `done` when all ended, with the first error.
  * Each job receives its own completion callback.

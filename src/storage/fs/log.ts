@@ -84,6 +84,8 @@ export interface LogContext {
   readonly policy: FsyncPolicy;
   /** Receives what recovery cut or repaired. */
   readonly report: (loss: DataLossError) => void;
+  /** The log wrote its segment list before (its namespace's `~logs` says so): a missing one is a loss. */
+  readonly segmentListExpected: boolean;
   /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
   readonly onClose: () => void;
 }
@@ -582,6 +584,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
       else if (/^\d{10}\.seg$/.test(entry)) ids.push(Number(entry.slice(0, 10)));
     }
     ids.sort((a, b) => a - b);
+    // A log with its list is one opened before, which created its marks file then.
+    const marksFile = path.join(this.#dir, MARKS_FILE);
+    const marksExpected =
+      this.io.existsSync(path.join(this.#dir, LIST_FILE)) && !this.io.existsSync(marksFile);
     const listed = this.#checkList(ids);
     ids = listed.ids;
     for (const [i, id] of ids.entries()) {
@@ -597,7 +603,16 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
     this.#durableEnd = this.#nextOffset;
-    this.#marks = new MarksFile(this.io, path.join(this.#dir, MARKS_FILE), (offset) => {
+    if (marksExpected && this.#segs.some((seg) => seg.span > 0)) {
+      this.#ctx.report(
+        new DataLossError(
+          'missing',
+          `${marksFile} is missing: the deletions (acks) it held are lost, so records deleted before may be delivered again`,
+          { file: marksFile },
+        ),
+      );
+    }
+    this.#marks = new MarksFile(this.io, marksFile, (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
       if (!seg || slot < 0 || !seg.markSlot(slot)) this.#staleMarks++;
@@ -632,11 +647,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const list = readSegmentList(this.io, file);
     const lastFound = ids.at(-1) ?? 0;
     if (list === undefined || list === 'damaged') {
-      if (list === 'damaged') {
+      if (list === 'damaged' || this.#ctx.segmentListExpected) {
+        const how = list === 'damaged' ? 'damaged' : 'missing';
         this.#ctx.report(
           new DataLossError(
-            'skipped',
-            `${file} is damaged: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
+            list === 'damaged' ? 'skipped' : 'missing',
+            `${file} is ${how}: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
             { file },
           ),
         );

@@ -19,6 +19,9 @@ const RESERVED = /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The file of a directory whose name is hashed, holding the original name. */
+export const NAME_FILE = '~name';
+
 /** Whether `encodeName` shortened this directory name, so its original is stored in a file. */
 export function isHashedName(dirName: string): boolean {
   return dirName.includes('~');

@@ -1,16 +1,18 @@
 /**
- * A namespace of the fs adapter: one directory holding the metadata file (`~meta`) and one
- * subdirectory per log, named by `encodeName` (a priority queue's levels land in `prio.000/`,
- * `prio.001/`, ...). Directories whose name had to be hashed keep the original in `~name`.
+ * A namespace of the fs adapter: one directory holding the metadata file (`~meta`), the list of
+ * its logs (`~logs`, see log-list.ts) and one subdirectory per log, named by `encodeName` (a
+ * priority queue's levels land in `prio.000/`, `prio.001/`, ...). Directories whose name had to
+ * be hashed keep the original in `~name`.
  */
 import path from 'node:path';
 import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Log, LogOptions, Namespace, RecordCodec } from '../types.js';
 import type { FsyncPolicy } from './durability.js';
-import { type FsIo, readFile, replaceFile } from './io.js';
-import { FsLog } from './log.js';
+import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
+import { FsLog, LIST_FILE } from './log.js';
+import { LOG_LIST_FILE, LogList, writeLogList } from './log-list.js';
 import { FsMetaStore } from './meta.js';
-import { decodeName, encodeName, isHashedName } from './names.js';
+import { decodeName, encodeName, isHashedName, NAME_FILE } from './names.js';
 
 /** The adapter settings a namespace works with. */
 export interface FsSettings {
@@ -20,8 +22,6 @@ export interface FsSettings {
   /** Receives what recovery cut or repaired. */
   readonly report: (loss: DataLossError) => void;
 }
-
-const NAME_FILE = '~name';
 
 /** Checks a `segmentBytes` option. */
 export function checkSegmentBytes(value: unknown): number {
@@ -59,12 +59,29 @@ export function listNamedDirs(io: FsIo, dir: string): string[] {
   return names.sort();
 }
 
+/**
+ * Writes the list of logs of every namespace of the data directory `dir`, from the log
+ * directories present: the upgrade of a directory of format 4 or older, run before it is marked
+ * current (so a crash before the marker repeats it).
+ */
+export function writeLogLists(io: FsIo, dir: string, fsync: boolean): void {
+  for (const namespace of listNamedDirs(io, dir)) {
+    const nsDir = path.join(dir, encodeName(namespace));
+    const entries = listNamedDirs(io, nsDir).map((name) => ({
+      name,
+      segmentList: io.existsSync(path.join(nsDir, encodeName(name), LIST_FILE)),
+    }));
+    writeLogList(io, path.join(nsDir, LOG_LIST_FILE), nsDir, entries, fsync);
+  }
+}
+
 export class FsNamespace implements Namespace {
   readonly name: string;
   readonly meta: FsMetaStore;
   readonly #dir: string;
   readonly #settings: FsSettings;
   readonly #onClose: () => void;
+  readonly #list: LogList;
   // biome-ignore lint/suspicious/noExplicitAny: open logs of any record type.
   readonly #logs = new Map<string, FsLog<any>>();
   #closed = false;
@@ -74,17 +91,32 @@ export class FsNamespace implements Namespace {
     this.#dir = dir;
     this.#settings = settings;
     this.#onClose = onClose;
-    makeNamedDir(settings.io, dir, name);
+    const { io } = settings;
+    const fsync = settings.policy !== 'never';
+    const isNew = !io.isDirectorySync(dir);
+    makeNamedDir(io, dir, name);
+    // The namespace's entry must be durable before anything in it counts on it.
+    if (isNew && fsync) fsyncDirSync(io, path.dirname(dir));
+    const logs = listNamedDirs(io, dir);
+    const listed = io.existsSync(path.join(dir, LOG_LIST_FILE));
     this.meta = new FsMetaStore(
-      settings.io,
+      io,
       path.join(dir, '~meta'),
       settings.policy,
       `namespace '${name}'`,
       () => this.#closed,
       settings.report,
-      // Logs without metadata: the file was lost, not never written.
-      listNamedDirs(settings.io, dir).length > 0,
+      // Logs, or the list of logs written after the metadata: the file was lost, not never written.
+      logs.length > 0 || listed,
     );
+    try {
+      // A new namespace writes its metadata, then its list; one fsync of the directory covers
+      // both. (A crash before it may keep the list alone: its metadata is then reported lost.)
+      this.#list = new LogList(io, dir, name, logs, fsync, settings.report);
+    } catch (error) {
+      this.meta.destroy();
+      throw error;
+    }
   }
 
   async openLog<T>(name: string, codec: RecordCodec<T>, options?: LogOptions): Promise<Log<T>> {
@@ -94,15 +126,18 @@ export class FsNamespace implements Namespace {
     const open = this.#logs.get(name);
     if (open) return open as FsLog<T>;
     const dir = path.join(this.#dir, encodeName(name));
+    this.#list.check(name, dir);
     makeNamedDir(this.#settings.io, dir, name);
     const log: FsLog<T> = new FsLog(dir, name, codec, segmentBytes, {
       io: this.#settings.io,
       policy: this.#settings.policy,
       report: this.#settings.report,
+      segmentListExpected: this.#list.hasSegmentList(name),
       onClose: () => {
         if (this.#logs.get(name) === log) this.#logs.delete(name);
       },
     });
+    this.#list.opened(name);
     this.#logs.set(name, log);
     return log;
   }
@@ -116,7 +151,7 @@ export class FsNamespace implements Namespace {
     this.#check();
     checkName(name, 'log');
     this.#logs.get(name)?.destroy();
-    this.#settings.io.rmSync(path.join(this.#dir, encodeName(name)));
+    this.#list.remove(name, path.join(this.#dir, encodeName(name)));
   }
 
   async sync(): Promise<void> {

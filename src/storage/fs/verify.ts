@@ -22,23 +22,29 @@ import {
 } from './frame.js';
 import { intactRunAfter, NONE_INTACT, SEARCH_GAVE_UP } from './intact-run.js';
 import { nodeIo, readFile, readFully } from './io.js';
-import { MARKS_FILE, OPTIONS_FILE, parseLogOptions } from './log.js';
+import { LIST_FILE, MARKS_FILE, OPTIONS_FILE, parseLogOptions } from './log.js';
+import { LOG_LIST_FILE, readLogList } from './log-list.js';
 import { readMarks } from './marks.js';
 import { PREVIOUS_SUFFIX } from './meta.js';
 import { readMetaRecords } from './meta-records.js';
 import { encodeName } from './names.js';
 import { listNamedDirs } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
+import { segmentFileName } from './segment.js';
 import { indexState } from './segment-index.js';
+import { readSegmentList } from './segment-list.js';
 
 /**
  * What a reopen does about a damaged region: `cut` it off (a torn last write, never confirmed),
  * `refuse` the log (a `CorruptionError`: the broker keeps the queue apart, see
  * `broker.damaged()`; in bytes an index covers, the read of a record there fails instead),
  * `skip` it (damaged `~meta` records: the others are read), `restore` the file from its previous
- * version (a missing `~meta`), or `rebuild` it from the segment (a damaged index: nothing lost).
+ * version (a missing `~meta`), `rebuild` it from the segment (a damaged index: nothing lost),
+ * `drop` it (a listed segment or log that is missing: reported lost, the rest opens), or
+ * `relist` (a missing or damaged `~segments` or `~logs`: reported, and made again of the files
+ * present, so a file lost with it is not found).
  */
-export type DamageAction = 'cut' | 'refuse' | 'skip' | 'restore' | 'rebuild';
+export type DamageAction = 'cut' | 'refuse' | 'skip' | 'restore' | 'rebuild' | 'drop' | 'relist';
 
 /** One damaged region of a data directory. */
 export interface Damage {
@@ -98,7 +104,7 @@ export async function verifyDataDirectory(
     const end = readFile(nodeIo, file)?.length ?? 0;
     damage.push({ file, position: 0, end, action: 'refuse', reason: error.message });
   }
-  const jobs = listJobs(dir, damage);
+  const jobs = listJobs(dir, formatVersion, damage);
   const total = jobs.reduce((sum, job) => sum + job.size, 0);
   let checked = 0;
   options.onProgress?.(0, total);
@@ -120,16 +126,23 @@ function sizeOf(file: string): number {
   return readFile(nodeIo, file)?.length ?? 0;
 }
 
+/** A file or directory that is missing: what a reopen does about it. */
+function missing(file: string, action: DamageAction, reason: string): Omit<Damage, 'namespace'> {
+  return { file, position: 0, end: 0, action, reason };
+}
+
 /** Every file to check, in directory order; what is missing is added to `damage` at once. */
-function listJobs(dir: string, damage: Damage[]): Job[] {
+function listJobs(dir: string, formatVersion: number, damage: Damage[]): Job[] {
   const jobs: Job[] = [];
   for (const namespace of listNamedDirs(nodeIo, dir)) {
     const nsDir = path.join(dir, encodeName(namespace));
     const logs = listNamedDirs(nodeIo, nsDir);
     const meta = path.join(nsDir, '~meta');
+    // Before format 5 there is no list of logs: the upgrade makes it of the logs present.
+    const listed = formatVersion >= 5 ? checkLogList(nsDir, namespace, logs, damage) : undefined;
     if (nodeIo.existsSync(meta)) {
       jobs.push({ file: meta, size: sizeOf(meta), check: checkMeta, namespace });
-    } else if (logs.length > 0) {
+    } else if (logs.length > 0 || nodeIo.existsSync(path.join(nsDir, LOG_LIST_FILE))) {
       const previous = nodeIo.existsSync(meta + PREVIOUS_SUFFIX);
       damage.push({
         file: meta,
@@ -142,13 +155,102 @@ function listJobs(dir: string, damage: Damage[]): Job[] {
         namespace,
       });
     }
-    for (const log of logs)
-      jobs.push(...logJobs(path.join(nsDir, encodeName(log)), namespace, log));
+    for (const log of logs) {
+      const logDir = path.join(nsDir, encodeName(log));
+      // From format 4 a log has its segment list; one without it is lost only if `~logs` says so.
+      const lists =
+        formatVersion >= 4 ? { expected: listed?.get(log) === true, damage } : undefined;
+      jobs.push(...logJobs(logDir, namespace, log, lists));
+    }
   }
   return jobs;
 }
 
-function logJobs(dir: string, namespace: string, log: string): Job[] {
+/**
+ * Checks a namespace's `~logs` against the logs present, adding what a reopen reports to
+ * `damage`; returns, for each listed log, whether it has its segment list.
+ */
+function checkLogList(
+  nsDir: string,
+  namespace: string,
+  present: readonly string[],
+  damage: Damage[],
+): Map<string, boolean> | undefined {
+  const file = path.join(nsDir, LOG_LIST_FILE);
+  const list = readLogList(nodeIo, file);
+  const lost =
+    'the logs present are taken as the whole namespace, so a log lost with it is not found';
+  if (list === 'damaged') {
+    damage.push({
+      ...missing(file, 'relist', `is damaged: ${lost}`),
+      end: sizeOf(file),
+      namespace,
+    });
+    return undefined;
+  }
+  if (list === undefined) {
+    if (present.length > 0) {
+      damage.push({ ...missing(file, 'relist', `is missing: ${lost}`), namespace });
+    }
+    return undefined;
+  }
+  const here = new Set(present);
+  for (const { name } of list) {
+    // A hashed directory without its `~name` is named again from the list on open.
+    if (here.has(name) || nodeIo.isDirectorySync(path.join(nsDir, encodeName(name)))) continue;
+    const reason = 'the log is missing: the records it held are lost';
+    damage.push({
+      ...missing(path.join(nsDir, encodeName(name)), 'drop', reason),
+      namespace,
+      log: name,
+    });
+  }
+  return new Map(list.map((entry) => [entry.name, entry.segmentList]));
+}
+
+/**
+ * Checks a log's `~segments` against the segment files present (`ids`), adding what a reopen
+ * reports to `damage`; a missing list is reported when it is `expected`.
+ */
+function checkSegmentList(
+  dir: string,
+  ids: readonly number[],
+  namespace: string,
+  log: string,
+  { expected, damage }: SegmentListCheck,
+): void {
+  const file = path.join(dir, LIST_FILE);
+  const list = readSegmentList(nodeIo, file);
+  const lost =
+    'the segment files present are taken as the whole log, so a segment lost with it is not found';
+  if (list === undefined && !expected) return;
+  if (list === 'damaged' || list === undefined) {
+    const how = list === 'damaged' ? 'damaged' : 'missing';
+    damage.push({
+      ...missing(file, 'relist', `is ${how}: ${lost}`),
+      end: sizeOf(file),
+      namespace,
+      log,
+    });
+    return;
+  }
+  const here = new Set(ids);
+  for (const id of list.ids) {
+    if (here.has(id)) continue;
+    const segment = path.join(dir, segmentFileName(id));
+    const reason = 'the segment is missing: the records it held are lost';
+    damage.push({ ...missing(segment, 'drop', reason), namespace, log });
+  }
+}
+
+/** How to check a log's segment list. */
+interface SegmentListCheck {
+  readonly expected: boolean;
+  readonly damage: Damage[];
+}
+
+/** The jobs of one log; with `lists`, its segment list is checked too. */
+function logJobs(dir: string, namespace: string, log: string, lists?: SegmentListCheck): Job[] {
   const jobs: Job[] = [];
   const add = (name: string, check: Job['check']) => {
     const file = path.join(dir, name);
@@ -167,9 +269,21 @@ function logJobs(dir: string, namespace: string, log: string): Job[] {
     .filter((entry) => /^\d{10}\.seg$/.test(entry))
     .map((entry) => Number(entry.slice(0, 10)))
     .sort((a, b) => a - b);
+  if (lists) checkSegmentList(dir, ids, namespace, log, lists);
+  const marks = path.join(dir, MARKS_FILE);
+  const holdsRecords = ids.some((id) => sizeOf(path.join(dir, segmentFileName(id))) > FILE_HEADER);
+  if (
+    lists &&
+    nodeIo.existsSync(path.join(dir, LIST_FILE)) &&
+    !nodeIo.existsSync(marks) &&
+    holdsRecords
+  ) {
+    const reason = 'the deletion marks are missing: records deleted before may be delivered again';
+    lists.damage.push({ ...missing(marks, 'drop', reason), namespace, log });
+  }
   const order = { lastOffset: 0 };
   for (const [i, id] of ids.entries()) {
-    const name = String(id).padStart(10, '0');
+    const name = segmentFileName(id).slice(0, -4);
     add(`${name}.seg`, (buf) => checkSegment(buf, i === ids.length - 1, order));
     const segment = path.join(dir, `${name}.seg`);
     add(`${name}.idx`, (buf) => checkIndex(buf, segment));
