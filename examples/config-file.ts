@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker, fsStorage, MqliteError } from 'mqlite';
 
+const deadLetters = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'jobs.failed' };
 const dir = mkdtempSync(join(tmpdir(), 'mqlite-config-'));
 const config = join(dir, 'mqlite.json');
 writeFileSync(
@@ -16,7 +17,7 @@ writeFileSync(
     queues: {
       jobs: {
         maxPriority: 9,
-        arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'jobs.failed' },
+        arguments: deadLetters,
       },
       'jobs.failed': {},
       prices: { type: 'lvq', lvqKey: 'ISIN' },
@@ -39,7 +40,10 @@ try {
   await again.close();
 
   // A config that disagrees with the stored declaration is refused, and nothing changes.
-  writeFileSync(config, JSON.stringify({ queues: { jobs: { maxPriority: 3 } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ queues: { jobs: { maxPriority: 3, arguments: deadLetters } } }),
+  );
   try {
     await Broker.open({ storage: fsStorage({ dir: join(dir, 'data') }), config });
   } catch (error) {

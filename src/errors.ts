@@ -340,14 +340,28 @@ export function resourceName(
   return `${kind} '${name}' in vhost '${vhost}'`;
 }
 
-/** "inequivalent arg 'x' for queue 'q'": a redeclare that differs from the declaration. */
-export function inequivalentArg(arg: string, kind: 'queue' | 'exchange', name: string) {
-  return new PreconditionFailedError(`inequivalent arg '${arg}' for ${kind} '${name}'`);
+/** A queue as errors name it, from a queue's options (vhost `/` unless they name another). */
+export function queueResource(options: {
+  readonly name: string;
+  readonly vhost?: string | undefined;
+}): string {
+  return resourceName('queue', options.name, options.vhost ?? DEFAULT_VHOST);
 }
 
-/** "invalid arg 'x' for queue 'q' of type ...": an argument that fails validation. */
-export function invalidArg(arg: string, name: string, why: string) {
-  return new PreconditionFailedError(`invalid arg '${arg}' for queue '${name}': ${why}`);
+/**
+ * "inequivalent arg 'x' for queue 'q' in vhost '/'": a redeclare that differs from the
+ * declaration. `resource` names the queue as {@link resourceName} does.
+ */
+export function inequivalentArg(arg: string, resource: string) {
+  return new PreconditionFailedError(`inequivalent arg '${arg}' for ${resource}`);
+}
+
+/**
+ * "invalid arg 'x' for queue 'q' in vhost '/': why": an argument that fails validation.
+ * `resource` names the queue as {@link resourceName} does.
+ */
+export function invalidArg(arg: string, resource: string, why: string) {
+  return new PreconditionFailedError(`invalid arg '${arg}' for ${resource}: ${why}`);
 }
 
 /** Throws `ClosedError` when `closed` is set: the guard at the top of every public call. */

@@ -542,7 +542,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * queue to be created ({@link KINDS}' `validate`): a redeclaration is compared first.
    */
   #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
-    const { passive: _passive, ...declaration } = resolveDeclaration(name, options, named);
+    const { passive: _passive, ...declaration } = resolveDeclaration(
+      name,
+      options,
+      named,
+      this.#vhost,
+    );
     if (this.#strict) {
       const { arguments: known } = KINDS[declaration.kind];
       refuseUnknownArguments(declaration.arguments, known, 'argument', name, this.#vhost);
@@ -570,7 +575,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       touch(existing.queue);
       return existing.queue;
     }
-    KINDS[declaration.kind].validate(declaration);
+    KINDS[declaration.kind].validate(declaration, this.#vhost);
     // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
     this.#registry.save(declaration);
     await this.#registry.sync();
@@ -614,7 +619,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   }
 
   #applyPolicy({ declaration: d, queue }: Entry): Promise<void> {
-    return KINDS[d.kind].applyArguments(queue, appliedPolicy(this.#policies, d).arguments);
+    return KINDS[d.kind].applyArguments(
+      queue,
+      appliedPolicy(this.#policies, d).arguments,
+      this.#vhost,
+    );
   }
 
   /** Changes the policies after the operations under way, applies them to every queue, persists. */
@@ -880,7 +889,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       checkQueue: (name, options) => {
         const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
         const existing = this.#entries.get(name);
-        if (!existing) return KINDS[declaration.kind].validate(declaration);
+        if (!existing) return KINDS[declaration.kind].validate(declaration, this.#vhost);
         this.#checkOwner(existing, this, declaration.exclusive);
         assertEquivalent(existing.declaration, declaration, this.#vhost);
       },

@@ -13,7 +13,13 @@
  * camelCase sugar (`maxPriority`, `messageTtl`, `lvqKey`, …) may stand beside `arguments`; giving
  * both for one argument with different values is a TypeError.
  */
-import { invalidArg, NotImplementedError, PreconditionFailedError } from '../errors.js';
+import {
+  DEFAULT_VHOST,
+  invalidArg,
+  NotImplementedError,
+  PreconditionFailedError,
+  queueResource,
+} from '../errors.js';
 import { describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import { carryWireTypes } from '../message/wire-types.js';
@@ -111,6 +117,7 @@ export interface Declaration {
  * are validated by the kind.
  *
  * @param name the queue name, already checked (and generated when it was empty).
+ * @param vhost the vhost the errors name.
  * @param named whether the caller gave a name: server-named queues default to exclusive,
  *   auto-delete and non-durable, as `@cloudamqp/amqp-client` declares them.
  */
@@ -118,6 +125,7 @@ export function resolveDeclaration(
   name: string,
   options: QueueDeclareOptions | undefined,
   named = true,
+  vhost = DEFAULT_VHOST,
 ): Declaration & { readonly passive: boolean } {
   const o = options ?? {};
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
@@ -139,7 +147,7 @@ export function resolveDeclaration(
     return value;
   };
   const args = mergeArguments(o);
-  const { kind, lvqKey } = chooseKind(name, args);
+  const { kind, lvqKey } = chooseKind(name, vhost, args);
   return {
     name,
     kind,
@@ -190,6 +198,7 @@ const LVQ_ARGUMENTS = [LVQ_ARGUMENT, LVQ_KEY_ARGUMENT];
 
 function chooseKind(
   name: string,
+  vhost: string,
   args: Readonly<FieldTable>,
 ): { kind: QueueKind; lvqKey?: string } {
   const type = args['x-queue-type'];
@@ -209,11 +218,11 @@ function chooseKind(
   if (type !== undefined && type !== 'classic') {
     throw invalidArg(
       'x-queue-type',
-      name,
+      queueResource({ name, vhost }),
       `must be 'classic' or 'stream', got ${describeValue(type)}`,
     );
   }
-  const lvq = parseLvqDeclaration(args, name);
+  const lvq = parseLvqDeclaration(args, queueResource({ name, vhost }));
   if (lvq !== undefined) return { kind: 'lvq', lvqKey: lvq.key };
   return { kind: args['x-max-priority'] === undefined ? 'classic' : 'priority' };
 }

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
-import type { DataLossError } from '../errors.js';
+import { type DataLossError, queueResource } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
@@ -54,8 +54,11 @@ export interface KindContext {
 }
 
 interface Kind {
-  /** Validates the declaration's arguments for this kind, touching nothing (406 on error). */
-  validate(declaration: Declaration): void;
+  /**
+   * Validates the declaration's arguments for this kind, touching nothing (406 on error, naming
+   * the queue in `vhost`).
+   */
+  validate(declaration: Declaration, vhost: string): void;
   /** The queue arguments this kind acts on (strict mode refuses any other). */
   readonly arguments: readonly string[];
   open(declaration: Declaration, context: KindContext): Promise<AnyQueue>;
@@ -66,7 +69,7 @@ interface Kind {
    * queue of this kind. Resolves once what that dropped is stored.
    * @throws PreconditionFailedError (406) when they are invalid for the kind.
    */
-  applyArguments(queue: AnyQueue, args: Readonly<FieldTable>): Promise<void>;
+  applyArguments(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void>;
 }
 
 /** The policy keys of classic queues (`delivery-limit` too, as they act on `x-delivery-limit`). */
@@ -82,9 +85,11 @@ const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
   'queue-mode',
 ]);
 
-function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>): Promise<void> {
+function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
   const classic = queue as Exclude<AnyQueue, StreamQueue>;
-  return classic.applyLimits(parseClassicArguments(args, classic.name));
+  return classic.applyLimits(
+    parseClassicArguments(args, queueResource({ name: classic.name, vhost })),
+  );
 }
 
 function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
@@ -105,8 +110,8 @@ function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
 /** The factory of every queue kind. */
 export const KINDS: Readonly<Record<QueueKind, Kind>> = {
   classic: {
-    validate: (d) => {
-      parseClassicArguments(d.arguments, d.name);
+    validate: (d, vhost) => {
+      parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => Queue.open(classicOptions(d, c)),
@@ -114,8 +119,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     applyArguments: applyClassic,
   },
   priority: {
-    validate: (d) => {
-      parseClassicArguments(d.arguments, d.name);
+    validate: (d, vhost) => {
+      parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: CLASSIC_ARGUMENTS,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
@@ -123,19 +128,21 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     applyArguments: applyClassic,
   },
   lvq: {
-    validate: (d) => {
-      parseLvqDeclaration(d.arguments, d.name);
+    validate: (d, vhost) => {
+      parseLvqDeclaration(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: LVQ_ARGUMENTS,
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     // The declaration's arguments chose this kind: they declare a last-value queue.
-    applyArguments: (queue, args) =>
-      (queue as LastValueQueue).applyLimits(parseLvqDeclaration(args, queue.name)!.classic),
+    applyArguments: (queue, args, vhost) =>
+      (queue as LastValueQueue).applyLimits(
+        parseLvqDeclaration(args, queueResource({ name: queue.name, vhost }))!.classic,
+      ),
   },
   stream: {
-    validate: (d) => {
-      parseStreamArguments(d);
+    validate: (d, vhost) => {
+      parseStreamArguments({ ...d, vhost });
     },
     arguments: STREAM_ARGUMENTS,
     open: (d, c) =>
@@ -156,8 +163,10 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       }),
     // As RabbitMQ and LavinMQ: retention by age and size; other limits do not apply to streams.
     policyKeys: new Set(['max-age', 'max-length-bytes']),
-    applyArguments: async (queue, args) => {
-      (queue as StreamQueue).applyLimits(parseStreamArguments({ arguments: args }));
+    applyArguments: async (queue, args, vhost) => {
+      (queue as StreamQueue).applyLimits(
+        parseStreamArguments({ name: queue.name, vhost, arguments: args }),
+      );
     },
   },
 };

@@ -68,7 +68,7 @@ const MAX_MS = 2 ** 31 - 1;
  * Validates the classic-queue arguments of a declaration and returns them normalized. Arguments
  * this module does not know (`x-queue-type`, LVQ keys, ...) are left to their owners.
  *
- * @param queue queue name, for the error messages.
+ * @param queue the queue as errors name it (`resourceName`: "queue 'q' in vhost '/'").
  * @throws PreconditionFailedError (406) naming the argument and its limit.
  */
 export function parseClassicArguments(
@@ -137,7 +137,7 @@ export function assertEquivalentClassicArguments(
   queue: string,
 ): void {
   const diff = classicArgumentsDiff(declared, redeclared);
-  if (diff !== undefined) throw inequivalentArg(diff, 'queue', queue);
+  if (diff !== undefined) throw inequivalentArg(diff, queue);
 }
 
 function integer(

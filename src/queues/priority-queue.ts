@@ -2,7 +2,7 @@
  * The priority queue and the plain FIFO queue: one `ClassicQueue` over a `LevelStore`, with as
  * many levels as `x-max-priority` asks for (one for the plain queue).
  */
-import { invalidArg } from '../errors.js';
+import { invalidArg, queueResource } from '../errors.js';
 import { messageCodec } from '../message/codec.js';
 import type { ClassicArguments } from './arguments.js';
 import {
@@ -76,7 +76,11 @@ export class PriorityQueue extends ClassicQueue {
     let maxPriority = args.maxPriority;
     if (options.maxPriority !== undefined) {
       const sugar = checkClassicOptions(
-        { name: options.name, arguments: { 'x-max-priority': options.maxPriority } },
+        {
+          name: options.name,
+          ...(options.vhost !== undefined && { vhost: options.vhost }),
+          arguments: { 'x-max-priority': options.maxPriority },
+        },
         'PriorityQueue',
       ).maxPriority;
       if (maxPriority !== undefined && maxPriority !== sugar) {
@@ -87,7 +91,7 @@ export class PriorityQueue extends ClassicQueue {
       maxPriority = sugar;
     }
     if (maxPriority === undefined) {
-      throw invalidArg('x-max-priority', options.name, 'is required: an integer 0..255');
+      throw invalidArg('x-max-priority', queueResource(options), 'is required: an integer 0..255');
     }
     return openLevelQueue(
       options,
@@ -117,7 +121,7 @@ export class Queue extends ClassicQueue {
     if (args.maxPriority !== undefined) {
       throw invalidArg(
         'x-max-priority',
-        options.name,
+        queueResource(options),
         'a priority queue is opened with PriorityQueue.open()',
       );
     }

@@ -13,39 +13,39 @@ describe('bad arguments', () => {
     const cases: [Record<string, unknown>, string][] = [
       [
         { 'x-max-priority': 256 },
-        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q': must be an integer 0..255, got 256",
+        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q' in vhost '/': must be an integer 0..255, got 256",
       ],
       [
         { 'x-max-priority': 'a' },
-        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q': must be an integer 0..255, got 'a'",
+        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q' in vhost '/': must be an integer 0..255, got 'a'",
       ],
       [
         { 'x-max-priority': -1 },
-        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q': must be an integer 0..255, got -1",
+        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q' in vhost '/': must be an integer 0..255, got -1",
       ],
       [
         { 'x-max-priority': 1.5 },
-        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q': must be an integer 0..255, got 1.5",
+        "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q' in vhost '/': must be an integer 0..255, got 1.5",
       ],
       [
         { 'x-overflow': 'explode' },
-        "PRECONDITION_FAILED - invalid arg 'x-overflow' for queue 'q': must be one of drop-head, reject-publish, reject-publish-dlx",
+        "PRECONDITION_FAILED - invalid arg 'x-overflow' for queue 'q' in vhost '/': must be one of drop-head, reject-publish, reject-publish-dlx",
       ],
       [
         { 'qpid.last_value_queue': 'yes' },
-        "PRECONDITION_FAILED - invalid arg 'qpid.last_value_queue' for queue 'q': must be a boolean, got 'yes'",
+        "PRECONDITION_FAILED - invalid arg 'qpid.last_value_queue' for queue 'q' in vhost '/': must be a boolean, got 'yes'",
       ],
       [
         { 'qpid.last_value_queue_key': '' },
-        "PRECONDITION_FAILED - invalid arg 'qpid.last_value_queue_key' for queue 'q': must be a header name of 1..255 bytes, got ''",
+        "PRECONDITION_FAILED - invalid arg 'qpid.last_value_queue_key' for queue 'q' in vhost '/': must be a header name of 1..255 bytes, got ''",
       ],
       [
         { 'x-queue-type': 'stream', 'x-max-age': '7d' },
-        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '7d'",
+        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q' in vhost '/': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '7d'",
       ],
       [
         { 'x-queue-type': 'stream', 'x-max-age': 3600 },
-        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got a number",
+        "PRECONDITION_FAILED - invalid arg 'x-max-age' for queue 'q' in vhost '/': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got a number",
       ],
       ...(
         [
@@ -67,7 +67,7 @@ describe('bad arguments', () => {
       ],
       [
         { 'x-queue-type': 7 },
-        "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q': must be 'classic' or 'stream', got 7",
+        "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic' or 'stream', got 7",
       ],
     ];
     for (const [args, message] of cases) {

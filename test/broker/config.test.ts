@@ -79,7 +79,7 @@ describe('queues declared from a config', () => {
     await expect(Broker.open({ config: file, storage })).rejects.toMatchObject({
       code: 'MQLITE_PRECONDITION_FAILED',
       replyCode: 406,
-      message: `PRECONDITION_FAILED - config ${file}: queue 'jobs': invalid arg 'x-max-priority' for queue 'jobs': must be an integer 0..255, got 300`,
+      message: `PRECONDITION_FAILED - config ${file}: queue 'jobs': invalid arg 'x-max-priority' for queue 'jobs' in vhost '/': must be an integer 0..255, got 300`,
     });
     await using broker = await Broker.open({ storage: fsStorage({ dir: path.join(dir, 'data') }) });
     expect(broker.queues()).toEqual([]);

@@ -108,7 +108,7 @@ describe('declaring queues by AMQP arguments', () => {
         code: 'MQLITE_PRECONDITION_FAILED',
         replyCode: 406,
         message:
-          "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q': must be 'classic' or 'stream', got 'foo'",
+          "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic' or 'stream', got 'foo'",
       },
     );
     expect(broker.queues()).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqliteError } from '../../src/errors.js';
+import { MqliteError, queueResource } from '../../src/errors.js';
 import {
   assertEquivalentClassicArguments,
   classicArgumentsDiff,
@@ -8,7 +8,7 @@ import {
 
 function refusal(args: Record<string, unknown>): string {
   try {
-    parseClassicArguments(args, 'jobs');
+    parseClassicArguments(args, JOBS);
   } catch (error) {
     expect(error).toBeInstanceOf(MqliteError);
     expect((error as MqliteError).replyCode).toBe(406);
@@ -16,6 +16,9 @@ function refusal(args: Record<string, unknown>): string {
   }
   throw new Error('expected a refusal');
 }
+
+const JOBS = queueResource({ name: 'jobs' });
+const Q = queueResource({ name: 'q' });
 
 describe('classic queue arguments', () => {
   it('normalizes every argument, accepting AMQP longs as bigints', () => {
@@ -48,7 +51,7 @@ describe('classic queue arguments', () => {
       deadLetterRoutingKey: 'dlq',
       singleActiveConsumer: true,
     });
-    expect(parseClassicArguments(undefined, 'jobs')).toEqual({
+    expect(parseClassicArguments(undefined, JOBS)).toEqual({
       overflow: 'drop-head',
       singleActiveConsumer: false,
     });
@@ -57,18 +60,21 @@ describe('classic queue arguments', () => {
   it.each([
     [
       { 'x-max-priority': 'a' },
-      "invalid arg 'x-max-priority' for queue 'jobs': must be an integer 0..255, got 'a'",
+      "invalid arg 'x-max-priority' for queue 'jobs' in vhost '/': must be an integer 0..255, got 'a'",
     ],
     [{ 'x-max-priority': 256 }, 'must be an integer 0..255, got 256'],
     [{ 'x-message-ttl': -5 }, "'x-message-ttl'"],
-    [{ 'x-expires': 0 }, "'x-expires' for queue 'jobs': must be an integer 1.."],
-    [{ 'x-max-length': 2.5 }, "'x-max-length' for queue 'jobs': must be an integer ≥ 0"],
+    [{ 'x-expires': 0 }, "'x-expires' for queue 'jobs' in vhost '/': must be an integer 1.."],
+    [
+      { 'x-max-length': 2.5 },
+      "'x-max-length' for queue 'jobs' in vhost '/': must be an integer ≥ 0",
+    ],
     [{ 'x-max-length-bytes': -1 }, "'x-max-length-bytes'"],
     [{ 'x-delivery-limit': 'many' }, "'x-delivery-limit'"],
     [{ 'x-overflow': 'drop-tail' }, 'must be one of drop-head, reject-publish, reject-publish-dlx'],
     [
       { 'x-single-active-consumer': 'yes' },
-      "'x-single-active-consumer' for queue 'jobs': must be a boolean",
+      "'x-single-active-consumer' for queue 'jobs' in vhost '/': must be a boolean",
     ],
     [{ 'x-dead-letter-exchange': 1 }, "'x-dead-letter-exchange'"],
     [{ 'x-dead-letter-routing-key': 'dlq' }, 'needs x-dead-letter-exchange'],
@@ -77,13 +83,13 @@ describe('classic queue arguments', () => {
   });
 
   it('names the first argument in which two declarations differ', () => {
-    const a = parseClassicArguments({ 'x-max-priority': 5, 'x-message-ttl': 10 }, 'q');
-    const b = parseClassicArguments({ 'x-max-priority': 5n, 'x-message-ttl': 10 }, 'q');
-    const c = parseClassicArguments({ 'x-max-priority': 5, 'x-overflow': 'reject-publish' }, 'q');
+    const a = parseClassicArguments({ 'x-max-priority': 5, 'x-message-ttl': 10 }, Q);
+    const b = parseClassicArguments({ 'x-max-priority': 5n, 'x-message-ttl': 10 }, Q);
+    const c = parseClassicArguments({ 'x-max-priority': 5, 'x-overflow': 'reject-publish' }, Q);
     expect(classicArgumentsDiff(a, b)).toBeUndefined();
     expect(classicArgumentsDiff(a, c)).toBe('x-message-ttl');
-    expect(() => assertEquivalentClassicArguments(a, c, 'q')).toThrow(
-      "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q'",
+    expect(() => assertEquivalentClassicArguments(a, c, Q)).toThrow(
+      "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/'",
     );
   });
 });

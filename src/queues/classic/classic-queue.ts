@@ -25,6 +25,7 @@ import {
   inequivalentArg,
   PreconditionFailedError,
   QueueFullError,
+  queueResource,
   resourceName,
   TimeoutError,
 } from '../../errors.js';
@@ -183,7 +184,7 @@ export async function openClassicNamespace(
     const diff = classicArgumentsDiff(stored, declared);
     if (diff !== undefined) {
       if (ownsStorage) await storage.close();
-      throw inequivalentArg(diff, 'queue', options.name);
+      throw inequivalentArg(diff, queueResource(options));
     }
   } else {
     namespace.meta.set(ARGUMENTS_KEY, declared as unknown as JsonValue);
@@ -247,7 +248,7 @@ export function checkClassicOptions(
   ) {
     throw new TypeError('queue arguments must be an object');
   }
-  return parseClassicArguments(options.arguments, options.name);
+  return parseClassicArguments(options.arguments, queueResource(options));
 }
 
 /**

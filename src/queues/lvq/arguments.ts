@@ -49,7 +49,7 @@ export function isLvqDeclaration(args: Readonly<Record<string, unknown>> | undef
  * Validates the arguments of a declaration and returns the LVQ it declares, or undefined when
  * the arguments do not make an LVQ (neither LVQ argument, or `qpid.last_value_queue: false`).
  *
- * @param queue queue name, for the error messages.
+ * @param queue the queue as errors name it (`resourceName`: "queue 'q' in vhost '/'").
  * @throws PreconditionFailedError (406) for an LVQ argument of the wrong type, an empty or
  * over-long key, `qpid.last_value_queue: false` beside a key, or an invalid classic argument.
  */
@@ -94,8 +94,8 @@ export function assertEquivalentLvqDeclaration(
   queue: string,
 ): void {
   const redeclared = parseLvqDeclaration(args, queue);
-  if (redeclared === undefined) throw inequivalentArg(LVQ_ARGUMENT, 'queue', queue);
-  if (redeclared.key !== declared.key) throw inequivalentArg(LVQ_KEY_ARGUMENT, 'queue', queue);
+  if (redeclared === undefined) throw inequivalentArg(LVQ_ARGUMENT, queue);
+  if (redeclared.key !== declared.key) throw inequivalentArg(LVQ_KEY_ARGUMENT, queue);
   assertEquivalentClassicArguments(declared.classic, redeclared.classic, queue);
 }
 

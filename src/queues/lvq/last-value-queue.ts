@@ -1,7 +1,7 @@
 /**
  * The last-value queue: a classic queue whose store keeps only the latest message of each key.
  */
-import { ClosedError, inequivalentArg, invalidArg } from '../../errors.js';
+import { ClosedError, inequivalentArg, invalidArg, queueResource } from '../../errors.js';
 import { messageCodec } from '../../message/codec.js';
 import { Message, type Settlement } from '../../message/message.js';
 import type { FieldValue } from '../../message/types.js';
@@ -114,12 +114,12 @@ export class LastValueQueue extends ClassicQueue {
         ...args,
         ...(sugar !== undefined && { [LVQ_KEY_ARGUMENT]: sugar }),
       },
-      options.name,
+      queueResource(options),
     );
     if (declaration === undefined) {
       throw invalidArg(
         LVQ_ARGUMENT,
-        options.name,
+        queueResource(options),
         'a LastValueQueue cannot be declared with false',
       );
     }
@@ -130,11 +130,11 @@ export class LastValueQueue extends ClassicQueue {
       if (stored === undefined) {
         const logs = await opened.namespace.listLogs();
         if (logs.some((name) => name !== LVQ_LOG)) {
-          throw inequivalentArg(LVQ_ARGUMENT, 'queue', options.name);
+          throw inequivalentArg(LVQ_ARGUMENT, queueResource(options));
         }
         meta.set(KEY_META, declaration.key);
       } else if (stored !== declaration.key) {
-        throw inequivalentArg(LVQ_KEY_ARGUMENT, 'queue', options.name);
+        throw inequivalentArg(LVQ_KEY_ARGUMENT, queueResource(options));
       }
       const store = await ConflatingStore.open(opened.namespace, {
         key: declaration.key,

@@ -1,4 +1,4 @@
-import { invalidArg, PreconditionFailedError } from '../../errors.js';
+import { invalidArg, PreconditionFailedError, queueResource } from '../../errors.js';
 
 /** Default segment size of a stream: 8 MiB, as LavinMQ. */
 export const DEFAULT_STREAM_SEGMENT_BYTES = 8 * 1024 * 1024;
@@ -36,6 +36,8 @@ export interface StreamArguments {
 export interface StreamDeclaration {
   /** The stream's name, for error messages. */
   readonly name?: string;
+  /** The vhost errors name (default `/`). */
+  readonly vhost?: string | undefined;
   /** Streams are always durable; `false` is refused. */
   readonly durable?: boolean;
   /** Streams cannot be exclusive; `true` is refused. */
@@ -84,7 +86,14 @@ export function parseStreamArguments(declaration: StreamDeclaration = {}): Strea
   }
 
   const maxAge =
-    args['x-max-age'] === undefined ? undefined : parseMaxAge(args['x-max-age'], declaration.name);
+    args['x-max-age'] === undefined
+      ? undefined
+      : parseMaxAge(
+          args['x-max-age'],
+          declaration.name === undefined
+            ? undefined
+            : queueResource({ name: declaration.name, vhost: declaration.vhost }),
+        );
   const maxLength = optionalCount(args, 'x-max-length', 0);
   const maxLengthBytes = optionalCount(args, 'x-max-length-bytes', 0);
   const segmentBytes =
@@ -128,7 +137,7 @@ export function streamArgumentsDiff(a: StreamArguments, b: StreamArguments): str
 
 /**
  * Parses an `x-max-age` value such as `'7D'` or `'12h'`.
- * @param queue the stream's name, for the error message.
+ * @param queue the stream as errors name it (`queueResource`), if it has a name.
  */
 export function parseMaxAge(value: unknown, queue?: string): MaxAge {
   const match = typeof value === 'string' ? MAX_AGE.exec(value) : null;

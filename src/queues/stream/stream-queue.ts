@@ -14,6 +14,7 @@ import {
   NotImplementedError,
   OffsetClampedError,
   PreconditionFailedError,
+  queueResource,
 } from '../../errors.js';
 import {
   checkGeoHeaders,
@@ -281,7 +282,7 @@ export class StreamQueue implements AsyncDisposable {
     const stored = namespace.meta.get(ARGUMENTS_KEY) as StreamArguments | undefined;
     if (stored !== undefined && options.arguments !== undefined) {
       const diff = streamArgumentsDiff(stored, declared);
-      if (diff !== undefined) throw inequivalentArg(diff, 'queue', name);
+      if (diff !== undefined) throw inequivalentArg(diff, queueResource(options));
     }
     const args = stored ?? declared;
     if (stored === undefined) namespace.meta.set(ARGUMENTS_KEY, args as unknown as JsonValue);

@@ -1,21 +1,23 @@
 import { describe, expect, test } from 'vitest';
-import { PreconditionFailedError } from '../../../src/errors.js';
+import { PreconditionFailedError, queueResource } from '../../../src/errors.js';
 import {
   assertEquivalentLvqDeclaration,
   isLvqDeclaration,
   parseLvqDeclaration,
 } from '../../../src/queues/lvq/arguments.js';
 
+const Q = queueResource({ name: 'q' });
+
 describe('LVQ declaration arguments', () => {
   test('qpid.last_value_queue: true declares an LVQ keyed by qpid.LVQ_key', () => {
-    expect(parseLvqDeclaration({ 'qpid.last_value_queue': true }, 'q')).toMatchObject({
+    expect(parseLvqDeclaration({ 'qpid.last_value_queue': true }, Q)).toMatchObject({
       key: 'qpid.LVQ_key',
       classic: { overflow: 'drop-head', singleActiveConsumer: false },
     });
   });
 
   test('qpid.last_value_queue_key alone declares an LVQ keyed by that header', () => {
-    expect(parseLvqDeclaration({ 'qpid.last_value_queue_key': 'ISIN' }, 'q')?.key).toBe('ISIN');
+    expect(parseLvqDeclaration({ 'qpid.last_value_queue_key': 'ISIN' }, Q)?.key).toBe('ISIN');
     expect(
       parseLvqDeclaration(
         { 'qpid.last_value_queue': true, 'qpid.last_value_queue_key': 'ISIN' },
@@ -25,19 +27,19 @@ describe('LVQ declaration arguments', () => {
   });
 
   test('without LVQ arguments, or with qpid.last_value_queue: false, there is no LVQ', () => {
-    expect(parseLvqDeclaration(undefined, 'q')).toBeUndefined();
-    expect(parseLvqDeclaration({ 'x-max-priority': 5 }, 'q')).toBeUndefined();
-    expect(parseLvqDeclaration({ 'qpid.last_value_queue': false }, 'q')).toBeUndefined();
+    expect(parseLvqDeclaration(undefined, Q)).toBeUndefined();
+    expect(parseLvqDeclaration({ 'x-max-priority': 5 }, Q)).toBeUndefined();
+    expect(parseLvqDeclaration({ 'qpid.last_value_queue': false }, Q)).toBeUndefined();
     expect(isLvqDeclaration({ 'qpid.last_value_queue': false })).toBe(false);
     expect(isLvqDeclaration({ 'qpid.last_value_queue_key': 'k' })).toBe(true);
     expect(isLvqDeclaration({ 'qpid.last_value_queue': true })).toBe(true);
   });
 
   test('LVQ wins over x-max-priority, which is ignored (even when invalid)', () => {
-    const lvq = parseLvqDeclaration({ 'qpid.last_value_queue': true, 'x-max-priority': 10 }, 'q');
+    const lvq = parseLvqDeclaration({ 'qpid.last_value_queue': true, 'x-max-priority': 10 }, Q);
     expect(lvq?.classic).not.toHaveProperty('maxPriority');
     expect(
-      parseLvqDeclaration({ 'qpid.last_value_queue': true, 'x-max-priority': 'a' }, 'q'),
+      parseLvqDeclaration({ 'qpid.last_value_queue': true, 'x-max-priority': 'a' }, Q),
     ).toBeDefined();
   });
 
@@ -50,7 +52,10 @@ describe('LVQ declaration arguments', () => {
   });
 
   test.each([
-    [{ 'qpid.last_value_queue': 'yes' }, "invalid arg 'qpid.last_value_queue' for queue 'q'"],
+    [
+      { 'qpid.last_value_queue': 'yes' },
+      "invalid arg 'qpid.last_value_queue' for queue 'q' in vhost '/'",
+    ],
     [{ 'qpid.last_value_queue_key': '' }, "invalid arg 'qpid.last_value_queue_key'"],
     [{ 'qpid.last_value_queue_key': 5 }, "invalid arg 'qpid.last_value_queue_key'"],
     [{ 'qpid.last_value_queue_key': 'é'.repeat(128) }, 'must be a header name of 1..255 bytes'],
@@ -62,7 +67,7 @@ describe('LVQ declaration arguments', () => {
   ])('refuses %j with 406', (args, message) => {
     let error: unknown;
     try {
-      parseLvqDeclaration(args, 'q');
+      parseLvqDeclaration(args, Q);
     } catch (e) {
       error = e;
     }
@@ -72,18 +77,18 @@ describe('LVQ declaration arguments', () => {
   });
 
   test('a redeclaration must keep the LVQ, its key and its arguments (priority may differ)', () => {
-    const declared = parseLvqDeclaration({ 'qpid.last_value_queue_key': 'ISIN' }, 'q')!;
+    const declared = parseLvqDeclaration({ 'qpid.last_value_queue_key': 'ISIN' }, Q)!;
     const redeclare = (args: Record<string, unknown>) => () =>
-      assertEquivalentLvqDeclaration(declared, args, 'q');
+      assertEquivalentLvqDeclaration(declared, args, Q);
     expect(redeclare({ 'qpid.last_value_queue_key': 'ISIN', 'x-max-priority': 3 })).not.toThrow();
     expect(redeclare({})).toThrow(
-      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue' for queue 'q'",
+      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue' for queue 'q' in vhost '/'",
     );
     expect(redeclare({ 'qpid.last_value_queue': true })).toThrow(
-      "inequivalent arg 'qpid.last_value_queue_key' for queue 'q'",
+      "inequivalent arg 'qpid.last_value_queue_key' for queue 'q' in vhost '/'",
     );
     expect(redeclare({ 'qpid.last_value_queue_key': 'ISIN', 'x-max-length': 3 })).toThrow(
-      "inequivalent arg 'x-max-length' for queue 'q'",
+      "inequivalent arg 'x-max-length' for queue 'q' in vhost '/'",
     );
   });
 });

@@ -60,7 +60,7 @@ describe.each(STORAGE_KINDS)('a last-value queue reopened on %s storage', (kind)
     const error = await openLvq(t.storage, { key: 'isin' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PreconditionFailedError);
     expect((error as Error).message).toBe(
-      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue_key' for queue 'prices'",
+      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue_key' for queue 'prices' in vhost '/'",
     );
     const again = await openLvq(t.storage);
     expect(await drain(again)).toEqual(['A:1']);
@@ -74,7 +74,7 @@ describe.each(STORAGE_KINDS)('a last-value queue reopened on %s storage', (kind)
     await t.storage.reopen();
     const error = await openLvq(t.storage).catch((e: unknown) => e);
     expect((error as Error).message).toBe(
-      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue' for queue 'prices'",
+      "PRECONDITION_FAILED - inequivalent arg 'qpid.last_value_queue' for queue 'prices' in vhost '/'",
     );
   });
 });

@@ -55,7 +55,7 @@ describe('stream declaration', () => {
   it.each(['7d', '1.5h', '-1h', 'h', '', '7 D', '7DD', 'D7'])('refuses x-max-age %j', (age) => {
     refused(
       () => parseStreamArguments({ name: 'events', arguments: { 'x-max-age': age } }),
-      `invalid arg 'x-max-age' for queue 'events': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '${age}'`,
+      `invalid arg 'x-max-age' for queue 'events' in vhost '/': must be a string of a whole number and a unit, Y, M, D, h, m or s (as '7D' or '12h'), got '${age}'`,
     );
   });
 
@@ -137,7 +137,7 @@ describe.each(STORAGE_KINDS)('StreamQueue.open on %s storage', (kind) => {
       'A stream cannot be exclusive',
     );
     await expect(openStream(storage, { arguments: { 'x-max-age': '7d' } })).rejects.toThrow(
-      /invalid arg 'x-max-age' for queue '.*': must be a string of a whole number and a unit/,
+      /invalid arg 'x-max-age' for queue '.*' in vhost '\/': must be a string of a whole number and a unit/,
     );
     expect(await storage.storage.listNamespaces()).toEqual([]);
   });
@@ -166,7 +166,7 @@ describe.each(STORAGE_KINDS)('StreamQueue.open on %s storage', (kind) => {
     expect(again.arguments.maxLength).toBe(10);
     await again.close();
     await expect(openStream(storage, { arguments: { 'x-max-length': 20 } })).rejects.toThrow(
-      "PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'events'",
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'events' in vhost '/'",
     );
   });
 });
