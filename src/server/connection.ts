@@ -203,12 +203,22 @@ export class AmqpConnection implements ChannelHost {
   write(build: (w: Writer) => void): void {
     if (this.#state === 'ended') return;
     build(this.#out);
+    this.appended();
+  }
+
+  output(): Writer | undefined {
+    return this.#state === 'ended' ? undefined : this.#out;
+  }
+
+  appended(): void {
     if (this.#out.pos >= WRITE_BATCH) this.#flush();
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(() => this.#flush());
+      queueMicrotask(this.#flushSoon);
     }
   }
+
+  readonly #flushSoon = (): void => this.#flush();
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
