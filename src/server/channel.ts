@@ -27,7 +27,7 @@ import { ChannelTopology } from './topology.js';
 import type { Writer } from './wire/bytes.js';
 import { ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
 import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
-import type { ArgsOf, Method, MethodName } from './wire/spec.js';
+import { type ArgsOf, type Method, type MethodName, methodByName } from './wire/spec.js';
 
 /** What a channel needs from its connection. */
 export interface ChannelHost {
@@ -142,16 +142,30 @@ export class AmqpChannel implements ReplyTarget {
       return;
     }
     if (method.name === 'basic.ack' && !this.#running && !this.#tx) {
-      // The most frequent method of all, settled at once when nothing runs before it.
-      try {
-        this.#settle(method.args.deliveryTag, method.args.multiple, ACK);
-      } catch (error) {
-        this.#exception(toAmqpException(error), 60, 80);
-      }
+      this.#ackNow(method.args.deliveryTag, method.args.multiple);
       return;
     }
     const { classId, methodId } = method.def;
     this.#enqueue(() => this.#dispatch(method), classId, methodId);
+  }
+
+  /** Handles a basic.ack, read in place by the connection (the same as its method frame). */
+  onAck(deliveryTag: number, multiple: boolean): void {
+    if (this.#state === 'open' && !this.#content.pending && !this.#running && !this.#tx) {
+      this.#ackNow(deliveryTag, multiple);
+    } else {
+      const def = methodByName('basic.ack');
+      this.onMethod({ name: def.name, def, args: { deliveryTag, multiple } } as Method);
+    }
+  }
+
+  /** The most frequent method of all, settled at once when nothing runs before it. */
+  #ackNow(deliveryTag: number, multiple: boolean): void {
+    try {
+      this.#settle(deliveryTag, multiple, ACK);
+    } catch (error) {
+      this.#exception(toAmqpException(error), 60, 80);
+    }
   }
 
   /** Handles a content header frame. */
