@@ -8,15 +8,12 @@
  * its prefetch: no queue, no storage.
  */
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { EMPTY_PROPERTIES } from '../../src/message/normalize.js';
 import { PROTOCOL_HEADER } from '../../src/server/connection.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
+import { shortstrBytes, writeDelivery } from '../../src/server/wire/delivery.js';
 import { FrameParser } from '../../src/server/wire/frames.js';
-import {
-  FRAME_METHOD,
-  readArgs,
-  writeContent,
-  writeMethod,
-} from '../../src/server/wire/methods.js';
+import { FRAME_METHOD, readArgs, writeMethod } from '../../src/server/wire/methods.js';
 import { methodById } from '../../src/server/wire/spec.js';
 
 const BODY = Buffer.alloc(100, 'x');
@@ -33,22 +30,29 @@ export function listenSink(): Promise<Server> {
     let header = true;
     let prefetch = 0;
     /** The consumer of the connection (one at most), its deliveries sent and acked. */
-    let consumer: { channel: number; tag: string; queue: string } | undefined;
+    let consumer:
+      | { channel: number; tag: Uint8Array; exchange: Uint8Array; queue: Uint8Array }
+      | undefined;
     let delivered = 0;
     let acked = 0;
     const deliver = () => {
       if (!consumer) return;
-      const { channel, tag, queue } = consumer;
+      const { channel, tag, exchange, queue } = consumer;
       while (published > 0 && (prefetch === 0 || delivered - acked < prefetch)) {
         published--;
-        writeMethod(out, channel, 'basic.deliver', {
-          consumerTag: tag,
-          deliveryTag: ++delivered,
-          redelivered: false,
-          exchange: '',
-          routingKey: queue,
-        });
-        writeContent(out, channel, {}, BODY, 131072);
+        const deliveryTag = ++delivered;
+        writeDelivery(
+          out,
+          channel,
+          tag,
+          deliveryTag,
+          false,
+          exchange,
+          queue,
+          EMPTY_PROPERTIES,
+          BODY,
+          131072,
+        );
       }
     };
     socket.on('error', () => {});
@@ -132,7 +136,12 @@ export function listenSink(): Promise<Server> {
           return;
         case 'basic.consume': {
           const tag = method.args.consumerTag || `sink-${channel}`;
-          consumer = { channel, tag, queue: method.args.queue };
+          consumer = {
+            channel,
+            tag: shortstrBytes(tag),
+            exchange: shortstrBytes(''),
+            queue: shortstrBytes(method.args.queue),
+          };
           delivered = acked = 0;
           writeMethod(out, channel, 'basic.consume-ok', { consumerTag: tag });
           return;

@@ -102,6 +102,19 @@ export class Message {
     return this.#stored.properties;
   }
 
+  /**
+   * @internal The stored body, not copied: for the AMQP server, which copies it into its output
+   * at once. Never to be changed.
+   */
+  get storedBody(): Uint8Array {
+    return this.#stored.body;
+  }
+
+  /** @internal Where the message settles (the subscription it came through). */
+  get settlement(): Settlement {
+    return this.#settlement;
+  }
+
   /** The body bytes (a copy owned by this message). */
   get body(): Uint8Array {
     this.#body ??= this.#stored.body.slice();

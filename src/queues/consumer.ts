@@ -76,11 +76,11 @@ export interface ConsumerHost<E> {
 
 const resolved = Promise.resolve();
 
-/** How a delivery is settled. */
-type Outcome = 0 | 1 | 2;
-const ACK: Outcome = 0;
-const REQUEUE: Outcome = 1;
-const DROP: Outcome = 2;
+/** How a delivery is settled: acked, requeued, or dropped (dead-lettered where configured). */
+export type Outcome = 0 | 1 | 2;
+export const ACK: Outcome = 0;
+export const REQUEUE: Outcome = 1;
+export const DROP: Outcome = 2;
 
 /** Makes a server-style consumer tag for subscribers that gave none. */
 export function generateConsumerTag(): string {
@@ -269,6 +269,16 @@ export class Subscription<E = unknown> implements Settlement, AsyncIterable<Mess
       return Promise.reject(error);
     }
     return resolved;
+  }
+
+  /**
+   * Settles one delivery, or every unsettled one up to `deliveryTag` with `multiple`, at once:
+   * what `ack` and `nack` do, without a promise. For the AMQP server, which settles every ack.
+   * @throws what `ack` and `nack` reject with.
+   * @internal
+   */
+  settle(deliveryTag: number, multiple: boolean, outcome: Outcome): void {
+    this.#settle(deliveryTag, multiple, outcome);
   }
 
   /** Rejects one delivery (or every unsettled one up to it), requeueing or dropping it. */

@@ -10,17 +10,25 @@ import type { BrokerSession } from '../broker/session.js';
 import { NoRouteError, QueueFullError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';
-import { generateConsumerTag, type Subscription } from '../queues/consumer.js';
+import {
+  ACK,
+  DROP,
+  generateConsumerTag,
+  type Outcome,
+  REQUEUE,
+  type Subscription,
+} from '../queues/consumer.js';
 import { Confirms } from './confirms.js';
 import { ContentAssembly, type Publish } from './content.js';
-import { Deliveries, type Settle } from './deliveries.js';
+import { Deliveries } from './deliveries.js';
 import { AmqpException, toAmqpException } from './errors.js';
 import type { Permissions } from './permissions.js';
 import { REPLY_TO, ReplyAddresses, type ReplyTarget } from './reply-to.js';
 import { ChannelTopology } from './topology.js';
 import type { Writer } from './wire/bytes.js';
+import { ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
 import { type OutArgs, writeContent, writeMethod } from './wire/methods.js';
-import type { ArgsOf, Method, MethodName } from './wire/spec.js';
+import { type ArgsOf, type Method, type MethodName, methodByName } from './wire/spec.js';
 
 /** What a channel needs from its connection. */
 export interface ChannelHost {
@@ -42,6 +50,13 @@ export interface ChannelHost {
   readonly replies: ReplyAddresses;
   /** Appends frames to the output. */
   write(build: (w: Writer) => void): void;
+  /**
+   * The output to append frames to directly, each batch followed by `appended()`; undefined once
+   * the connection ended.
+   */
+  output(): Writer | undefined;
+  /** Frames were appended to `output()`: they go out by the end of the turn. */
+  appended(): void;
   /** Raises a connection exception. */
   fail(error: AmqpException, classId: number, methodId: number): void;
   /**
@@ -55,6 +70,8 @@ export interface ChannelHost {
 
 interface Consumer {
   readonly tag: string;
+  /** The tag's wire bytes, written in every delivery. */
+  readonly tagBytes: Buffer;
   subscription: Subscription;
   /** Cancelled by the client (or the channel closing): no server cancel to send. */
   quiet: boolean;
@@ -89,6 +106,9 @@ export class AmqpChannel implements ReplyTarget {
   #tx: Task[] | undefined;
   /** Body bytes of the publishes `#tx` holds. */
   #txBytes = 0;
+  /** Wire bytes of the exchange and routing key names of the last deliveries. */
+  readonly #exchangeBytes = new ShortstrCache();
+  readonly #routingKeyBytes = new ShortstrCache();
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
   #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
 
@@ -124,8 +144,31 @@ export class AmqpChannel implements ReplyTarget {
       this.#content.start(method.args);
       return;
     }
+    if (method.name === 'basic.ack' && !this.#running && !this.#tx) {
+      this.#ackNow(method.args.deliveryTag, method.args.multiple);
+      return;
+    }
     const { classId, methodId } = method.def;
     this.#enqueue(() => this.#dispatch(method), classId, methodId);
+  }
+
+  /** Handles a basic.ack, read in place by the connection (the same as its method frame). */
+  onAck(deliveryTag: number, multiple: boolean): void {
+    if (this.#state === 'open' && !this.#content.pending && !this.#running && !this.#tx) {
+      this.#ackNow(deliveryTag, multiple);
+    } else {
+      const def = methodByName('basic.ack');
+      this.onMethod({ name: def.name, def, args: { deliveryTag, multiple } } as Method);
+    }
+  }
+
+  /** The most frequent method of all, settled at once when nothing runs before it. */
+  #ackNow(deliveryTag: number, multiple: boolean): void {
+    try {
+      this.#settle(deliveryTag, multiple, ACK);
+    } catch (error) {
+      this.#exception(toAmqpException(error), 60, 80);
+    }
   }
 
   /** Handles a content header frame. */
@@ -344,19 +387,21 @@ export class AmqpChannel implements ReplyTarget {
         return this.#get(method.args);
       case 'basic.ack':
         return this.#transacted(() =>
-          this.#settle(method.args.deliveryTag, method.args.multiple, (m) => m.ack()),
+          this.#settle(method.args.deliveryTag, method.args.multiple, ACK),
         );
       case 'basic.nack': {
         const { deliveryTag, multiple, requeue } = method.args;
-        return this.#transacted(() => this.#settle(deliveryTag, multiple, (m) => m.nack(requeue)));
+        return this.#transacted(() =>
+          this.#settle(deliveryTag, multiple, requeue ? REQUEUE : DROP),
+        );
       }
       case 'basic.reject': {
         const { deliveryTag, requeue } = method.args;
-        return this.#transacted(() => this.#settle(deliveryTag, false, (m) => m.nack(requeue)));
+        return this.#transacted(() => this.#settle(deliveryTag, false, requeue ? REQUEUE : DROP));
       }
       case 'basic.recover':
       case 'basic.recover-async':
-        this.#settle(0, true, (m) => m.nack(true));
+        this.#settle(0, true, REQUEUE);
         if (method.name === 'basic.recover') this.#reply('basic.recover-ok', {});
         return;
       case 'confirm.select':
@@ -429,7 +474,7 @@ export class AmqpChannel implements ReplyTarget {
       await subscription.close();
       return;
     }
-    consumer = { tag, subscription, quiet: false };
+    consumer = { tag, tagBytes: shortstrBytes(tag), subscription, quiet: false };
     this.#consumers.set(tag, consumer);
     this.#deliveries.subscribed(subscription);
     subscription.onCancelled(() => this.#cancelled(consumer!));
@@ -449,7 +494,7 @@ export class AmqpChannel implements ReplyTarget {
     const reply = this.#replyConsumer;
     if (this.#state !== 'open' || !reply) return;
     this.#writeDelivery(
-      reply.tag,
+      shortstrBytes(reply.tag),
       this.#deliveries.nextTag(),
       false,
       '',
@@ -485,16 +530,15 @@ export class AmqpChannel implements ReplyTarget {
 
   #deliver(consumer: Consumer, message: Message): void {
     const deliveryTag = this.#deliveries.nextTag();
-    const subscription = consumer.subscription;
-    if (!subscription.noAck) this.#deliveries.track(deliveryTag, message, subscription);
+    if (!consumer.subscription.noAck) this.#deliveries.track(deliveryTag, message);
     this.#writeDelivery(
-      consumer.tag,
+      consumer.tagBytes,
       deliveryTag,
       message.redelivered,
       message.exchange,
       message.routingKey,
       wireProperties(message),
-      message.body,
+      message.storedBody,
     );
     if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
       this.#updatePause();
@@ -502,25 +546,30 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   #writeDelivery(
-    consumerTag: string,
+    consumerTag: Uint8Array,
     deliveryTag: number,
     redelivered: boolean,
     exchange: string,
     routingKey: string,
-    properties: MessageProperties,
+    properties: Readonly<MessageProperties>,
     body: Uint8Array,
   ): void {
-    const frameMax = this.#host.frameMax;
-    this.#host.write((w) => {
-      writeMethod(w, this.id, 'basic.deliver', {
-        consumerTag,
-        deliveryTag,
-        redelivered,
-        exchange,
-        routingKey,
-      });
-      writeContent(w, this.id, properties, body, frameMax);
-    });
+    const host = this.#host;
+    const out = host.output();
+    if (!out) return;
+    writeDelivery(
+      out,
+      this.id,
+      consumerTag,
+      deliveryTag,
+      redelivered,
+      this.#exchangeBytes.bytes(exchange),
+      this.#routingKeyBytes.bytes(routingKey),
+      properties,
+      body,
+      host.frameMax,
+    );
+    host.appended();
   }
 
   async #get(a: ArgsOf<'basic.get'>): Promise<void> {
@@ -535,7 +584,7 @@ export class AmqpChannel implements ReplyTarget {
       return;
     }
     const deliveryTag = this.#deliveries.nextTag();
-    if (!a.noAck) this.#deliveries.track(deliveryTag, message, undefined);
+    if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message);
     const frameMax = this.#host.frameMax;
     this.#host.write((w) => {
       writeMethod(w, this.id, 'basic.get-ok', {
@@ -550,8 +599,8 @@ export class AmqpChannel implements ReplyTarget {
   }
 
   /** Settles one delivery, or with `multiple` every one up to `tag` (0: all). */
-  #settle(tag: number, multiple: boolean, how: Settle): void {
-    this.#deliveries.settle(tag, multiple, how);
+  #settle(tag: number, multiple: boolean, outcome: Outcome): void {
+    this.#deliveries.settle(tag, multiple, outcome);
     if (this.#globalPrefetch > 0) this.#updatePause();
   }
 

@@ -215,12 +215,22 @@ export class AmqpConnection implements ChannelHost {
   write(build: (w: Writer) => void): void {
     if (this.#state === 'ended') return;
     build(this.#out);
+    this.appended();
+  }
+
+  output(): Writer | undefined {
+    return this.#state === 'ended' ? undefined : this.#out;
+  }
+
+  appended(): void {
     if (this.#out.pos >= WRITE_BATCH) this.#flush();
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(() => this.#flush());
+      queueMicrotask(this.#flushSoon);
     }
   }
+
+  readonly #flushSoon = (): void => this.#flush();
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
@@ -307,6 +317,21 @@ export class AmqpConnection implements ChannelHost {
         type === FRAME_HEADER ? channel.onHeader(payload) : channel.onBody(payload),
       );
       return (this.#state as State) !== 'ended';
+    }
+    if (isBasicAck(payload) && channelId !== 0 && this.#state === 'running') {
+      const channel = this.#channels.get(channelId);
+      if (channel) {
+        try {
+          channel.onAck(
+            payload.readUInt32BE(4) * 2 ** 32 + payload.readUInt32BE(8),
+            payload[12] === 1,
+          );
+        } catch (error) {
+          if (error instanceof AmqpException) this.fail(error, 60, 80);
+          else throw error;
+        }
+        return (this.#state as State) !== 'ended';
+      }
     }
     const r = new Reader(payload);
     const classId = r.u16();
@@ -536,6 +561,22 @@ export class AmqpConnection implements ChannelHost {
     this.#report('closed');
     this.#resolveDone();
   }
+}
+
+/**
+ * Whether a method frame's payload is a basic.ack (class 60, method 80: a delivery tag and the
+ * `multiple` bit, nothing else set), the method a consumer sends for every message: it is read
+ * in place rather than through the generic decoder.
+ */
+function isBasicAck(payload: Buffer): boolean {
+  return (
+    payload.length === 13 &&
+    payload[0] === 0 &&
+    payload[1] === 60 &&
+    payload[2] === 0 &&
+    payload[3] === 80 &&
+    payload[12]! <= 1
+  );
 }
 
 /** The user and password of a PLAIN or AMQPLAIN response, or undefined. */

@@ -4,22 +4,22 @@
  * with `multiple` settle the channel's deliveries up to a tag, whatever their consumer, as
  * RabbitMQ scopes them.
  */
-import type { Message } from '../message/message.js';
-import type { Subscription } from '../queues/consumer.js';
+import { Message } from '../message/message.js';
+import { ACK, type Outcome, REQUEUE, type Subscription } from '../queues/consumer.js';
+import { DeliveryWindow } from '../queues/delivery-window.js';
 import { AmqpException } from './errors.js';
 
-interface Unacked {
-  readonly message: Message;
-  /** The consumer it came through; none for a `basic.get`. */
-  readonly subscription: Subscription | undefined;
+/** A message taken by `basic.get`: it settles through the message, having no consumer. */
+class Got {
+  constructor(readonly message: Message) {}
 }
 
-/** How a delivery is settled: ack, nack or reject of the message. */
-export type Settle = (message: Message) => Promise<void>;
+/** An unacknowledged delivery: a consumer's message (it knows its subscription), or a get. */
+type Unacked = Message | Got;
 
 export class Deliveries {
   #tag = 0;
-  readonly #unacked = new Map<number, Unacked>();
+  readonly #unacked = new DeliveryWindow<Unacked>();
   /** Every subscription that may still hold deliveries of the channel. */
   readonly #subscriptions = new Set<Subscription>();
 
@@ -38,9 +38,14 @@ export class Deliveries {
     this.#subscriptions.add(subscription);
   }
 
-  /** Records a delivery that waits for its acknowledgement. */
-  track(tag: number, message: Message, subscription: Subscription | undefined): void {
-    this.#unacked.set(tag, { message, subscription });
+  /** Records a consumer's delivery that waits for its acknowledgement. */
+  track(tag: number, message: Message): void {
+    this.#unacked.add(tag, message);
+  }
+
+  /** Records a `basic.get` that waits for its acknowledgement. */
+  trackGet(tag: number, message: Message): void {
+    this.#unacked.add(tag, new Got(message));
   }
 
   /** A subscription was cancelled: forgotten unless deliveries of it wait for settling. */
@@ -49,26 +54,32 @@ export class Deliveries {
   }
 
   /**
-   * Settles one delivery, or with `multiple` every one up to `tag` (0: all).
+   * Settles one delivery, or with `multiple` every one up to `tag` (0: all). Consecutive
+   * deliveries of one consumer settle in one step, as one `multiple` of its own.
    * @throws AmqpException 406 for a tag that is not an unacknowledged delivery.
    */
-  settle(tag: number, multiple: boolean, how: Settle): void {
-    const unacked = this.#unacked;
+  settle(tag: number, multiple: boolean, outcome: Outcome): void {
     if (!multiple) {
-      const entry = unacked.get(tag);
-      if (!entry) throw unknownTag(tag);
-      unacked.delete(tag);
-      this.#settled(entry, how);
+      const entry = this.#unacked.take(tag);
+      if (entry === undefined) throw unknownTag(tag);
+      if (entry instanceof Message) this.#settleUpTo(entry, false, outcome);
+      else settleGot(entry, outcome);
       return;
     }
-    let settled = 0;
-    for (const [t, entry] of unacked) {
-      if (tag !== 0 && t > tag) break;
-      unacked.delete(t);
-      this.#settled(entry, how);
-      settled++;
-    }
+    // Runs of one consumer's deliveries, each kept as its newest message.
+    const runs: Unacked[] = [];
+    let last: Subscription | undefined;
+    const settled = this.#unacked.takeUpTo(tag === 0 ? Number.POSITIVE_INFINITY : tag, (entry) => {
+      const subscription = entry instanceof Message ? subscriptionOf(entry) : undefined;
+      if (subscription !== undefined && subscription === last) runs[runs.length - 1] = entry;
+      else runs.push(entry);
+      last = subscription;
+    });
     if (settled === 0 && tag !== 0) throw unknownTag(tag);
+    for (const entry of runs) {
+      if (entry instanceof Message) this.#settleUpTo(entry, true, outcome);
+      else settleGot(entry, outcome);
+    }
   }
 
   /**
@@ -77,21 +88,34 @@ export class Deliveries {
    */
   async release(): Promise<void> {
     const gets: Message[] = [];
-    for (const { message, subscription } of this.#unacked.values()) {
-      if (!subscription) gets.push(message);
-    }
-    this.#unacked.clear();
+    this.#unacked.takeUpTo(Number.POSITIVE_INFINITY, (entry) => {
+      if (entry instanceof Got) gets.push(entry.message);
+    });
     for (const subscription of this.#subscriptions) await subscription.close().catch(ignore);
     this.#subscriptions.clear();
     for (const message of gets) await message.nack(true).catch(ignore);
   }
 
-  #settled(entry: Unacked, how: Settle): void {
-    // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
-    how(entry.message).catch(ignore);
-    const subscription = entry.subscription;
-    if (subscription && !subscription.active) this.cancelled(subscription);
+  /** Settles `message`, with `multiple` every earlier delivery of its consumer too. */
+  #settleUpTo(message: Message, multiple: boolean, outcome: Outcome): void {
+    const subscription = subscriptionOf(message);
+    try {
+      subscription.settle(message.deliveryTag, multiple, outcome);
+    } catch {
+      // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
+    }
+    if (!subscription.active) this.cancelled(subscription);
   }
+}
+
+/** The subscription a consumer's delivery came through. */
+function subscriptionOf(message: Message): Subscription {
+  return message.settlement as Subscription;
+}
+
+function settleGot(entry: Got, outcome: Outcome): void {
+  const message = entry.message;
+  (outcome === ACK ? message.ack() : message.nack(outcome === REQUEUE)).catch(ignore);
 }
 
 function unknownTag(tag: number): AmqpException {

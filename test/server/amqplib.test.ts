@@ -410,4 +410,54 @@ describe.each(targets)('amqplib against $name', (target) => {
     expect(redelivered.content.toString()).toBe('m3');
     await ch.close();
   });
+
+  test('a multiple ack settles the deliveries of every consumer of the channel up to its tag', async () => {
+    const ch = await connection.createChannel();
+    const [a, b] = [name('multi-a'), name('multi-b')];
+    for (const q of [a, b]) {
+      await ch.assertQueue(q, { durable: false });
+      await ch.purgeQueue(q);
+    }
+    const got = collect(6);
+    // Tags 1-2 from a, 3-4 from b, then 5 from a and 6 from b.
+    ch.sendToQueue(a, Buffer.from('a1'));
+    ch.sendToQueue(a, Buffer.from('a2'));
+    await ch.consume(a, got.push);
+    while (got.messages.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    ch.sendToQueue(b, Buffer.from('b1'));
+    ch.sendToQueue(b, Buffer.from('b2'));
+    await ch.consume(b, got.push);
+    while (got.messages.length < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+    ch.sendToQueue(a, Buffer.from('a3'));
+    while (got.messages.length < 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    ch.sendToQueue(b, Buffer.from('b3'));
+    const messages = await got.done;
+    expect(messages.map((m) => m.content.toString())).toEqual(['a1', 'a2', 'b1', 'b2', 'a3', 'b3']);
+    ch.ack(messages[3]!, true);
+    await ch.close();
+    // Closing the channel returned what the ack left: a3 and b3.
+    const check = await connection.createChannel();
+    expect((await check.checkQueue(a)).messageCount).toBe(1);
+    expect((await check.checkQueue(b)).messageCount).toBe(1);
+    expect(ready(await check.get(a)).content.toString()).toBe('a3');
+    expect(ready(await check.get(b)).content.toString()).toBe('b3');
+    for (const q of [a, b]) await check.deleteQueue(q);
+    await check.close();
+  });
+
+  test('a body larger than frame-max arrives whole, in frames of frame-max', async () => {
+    const ch = await connection.createChannel();
+    const q = name('large');
+    await ch.assertQueue(q, { durable: false });
+    const body = randomBytes(300_000);
+    ch.sendToQueue(q, body, { contentType: 'application/octet-stream', headers: { n: 1 } });
+    const got = collect(1);
+    await ch.consume(q, got.push, { noAck: true });
+    const [message] = await got.done;
+    expect(Buffer.compare(message!.content, body)).toBe(0);
+    expect(message!.properties.contentType).toBe('application/octet-stream');
+    expect(message!.properties.headers).toEqual({ n: 1 });
+    await ch.deleteQueue(q);
+    await ch.close();
+  });
 });

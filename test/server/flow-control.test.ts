@@ -70,6 +70,8 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
     write(build) {
       build(written);
     },
+    output: () => written,
+    appended() {},
     fail() {},
     backlog(delta) {
       this.backlogNow += delta;
