@@ -206,9 +206,7 @@ export class AmqpConnection implements ChannelHost {
     if (this.#out.pos >= WRITE_BATCH) this.#flush();
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      // After every microtask of this turn: a consumer's first deliveries, made over several
-      // of them, leave with its consume-ok in one write.
-      setImmediate(this.#flushSoon);
+      queueMicrotask(() => this.#flush());
     }
   }
 
@@ -462,8 +460,6 @@ export class AmqpConnection implements ChannelHost {
   #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {
     this.write((w) => writeMethod(w, channel, name, args));
   }
-
-  readonly #flushSoon = (): void => this.#flush();
 
   #flush(): void {
     this.#flushScheduled = false;
