@@ -10,7 +10,8 @@
  *   server runs in a process of its own, as the brokers do.
  * - start: `Broker.open()` and `listen()` to the first `connection.start` a client reads, in the
  *   process, against LavinMQ's start script to the same point.
- * - small test: connect, declare, publish 10, consume 10, close, through amqplib.
+ * - small test: connect, declare, publish 10, consume 10, close, through amqplib; and its floor,
+ *   the same against the frame sink in the process, which answers every method at once.
  * - memory: 1,000 idle amqplib connections with a channel and a consumer each.
  *
  * A broker that does not answer is left out with a message. Standalone:
@@ -29,6 +30,7 @@ import { isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';
 import { BODY, CLIENTS, type ClientName, connect, type WireClient } from './wire/clients.js';
 import type { ServerKind, Usage } from './wire/serve.js';
+import { listenSink, portOf } from './wire/sink.js';
 
 const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5681);
@@ -333,7 +335,12 @@ async function smallTest(url: string, queue: string, noDelay: boolean): Promise<
 async function smallTests(): Promise<BenchResult[]> {
   const broker = await Broker.open();
   const server = await listen(broker);
-  const brokers = [{ name: 'mqlite', url: server.url, tests: 20 }];
+  // The floor: the same client against a server that answers at once (wire/sink.ts).
+  const sink = await listenSink();
+  const brokers = [
+    { name: 'mqlite', url: server.url, tests: 20 },
+    { name: 'frame sink', url: `amqp://guest:guest@127.0.0.1:${portOf(sink)}`, tests: 20 },
+  ];
   if (await reachable('rabbitmq', rabbitUrl))
     brokers.push({ name: 'rabbitmq', url: rabbitUrl, tests: 5 });
   if (await reachable('lavinmq', lavinUrl))
@@ -362,6 +369,7 @@ async function smallTests(): Promise<BenchResult[]> {
   } finally {
     await server.close();
     await broker.close();
+    await new Promise((resolve) => sink.close(resolve));
   }
   const results: BenchResult[] = [];
   for (const [name, values] of ms) {
@@ -371,18 +379,23 @@ async function smallTests(): Promise<BenchResult[]> {
       note: `ms per test, median of ${values.length} rounds (${spread(values, (v) => v.toFixed(2))})`,
     });
   }
+  const ratio = (label: string, over: string, under: string, suffix = '') => {
+    const theirs = ms.get(key(label, over));
+    const mine = ms.get(key(label, under))!;
+    if (!theirs) return;
+    const each = theirs.map((v, i) => v / mine[i]!);
+    results.push({
+      name: `small test, ${label}: ${over} time / ${under} time${suffix}`,
+      opsPerSec: median(each),
+      note: `${median(each).toFixed(1)}×, rounds ${spread(each, (v) => v.toFixed(1))}`,
+    });
+  };
   for (const { label } of variants) {
-    const mine = ms.get(key(label, 'mqlite'))!;
-    for (const peer of ['rabbitmq', 'lavinmq']) {
-      const theirs = ms.get(key(label, peer));
-      if (!theirs) continue;
-      const each = theirs.map((v, i) => v / mine[i]!);
-      results.push({
-        name: `small test, ${label}: ${peer} time / mqlite time${peer === 'rabbitmq' ? ' (target ≥ 20×)' : ''}`,
-        opsPerSec: median(each),
-        note: `${median(each).toFixed(1)}×, rounds ${spread(each, (v) => v.toFixed(1))}`,
-      });
-    }
+    ratio(label, 'rabbitmq', 'mqlite', ' (target ≥ 20×)');
+    ratio(label, 'lavinmq', 'mqlite');
+    // The most any server could show with this client.
+    ratio(label, 'rabbitmq', 'frame sink', ' (ceiling)');
+    ratio(label, 'mqlite', 'frame sink');
   }
   return results;
 }

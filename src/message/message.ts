@@ -1,6 +1,6 @@
 import { bodyLength } from './packed-message.js';
 import type { FieldValue, MessageProperties, StoredMessage } from './types.js';
-import { carryWireTypes } from './wire-types.js';
+import { carryWireTypes, carryWireTypesWith } from './wire-types.js';
 
 /**
  * Where a delivered message settles: the subscription (or `get` channel) it arrived on.
@@ -82,7 +82,14 @@ export class Message {
         ? { ...stored, ...(headers && { headers: carryWireTypes(headers, { ...headers }) }) }
         : {
             ...stored,
-            headers: carryWireTypes(headers ?? {}, { ...headers, [extra]: this.#extraValue }),
+            // A long whatever its value, as RabbitMQ writes `x-stream-offset` and
+            // `x-delivery-count`: a client reading the tag sees the same type at every offset.
+            headers: carryWireTypesWith(
+              headers ?? {},
+              { ...headers, [extra]: this.#extraValue },
+              extra,
+              'l',
+            ),
           };
     return this.#properties;
   }

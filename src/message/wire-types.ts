@@ -50,6 +50,32 @@ export function carryWireTypes<T extends object>(source: object, copy: T): T {
   return copy;
 }
 
+/** Records of one key's type, shared by the tables of a source without types of its own. */
+const singleTypes = new Map<string, Readonly<Record<string, WireType>>>();
+
+/**
+ * Gives `copy` the wire types of `source` and `key` the type `type` besides (a new record when
+ * `source` has types: those are shared). Returns `copy`.
+ */
+export function carryWireTypesWith<T extends object>(
+  source: object,
+  copy: T,
+  key: string,
+  type: WireType,
+): T {
+  const own = (source as Typed)[WIRE_TYPES];
+  const id = `${key}\0${type}`;
+  let types = own === undefined ? singleTypes.get(id) : undefined;
+  if (types === undefined) {
+    const made = Object.assign(emptyTable<WireType>(), own);
+    made[key] = type;
+    types = Object.freeze(made);
+    if (own === undefined) singleTypes.set(id, types);
+  }
+  Object.defineProperty(copy, WIRE_TYPES, { value: types, enumerable: false });
+  return copy;
+}
+
 /**
  * The type `value` travels as, when it was recorded for `key` and the value still fits it;
  * undefined to encode it from its kind.

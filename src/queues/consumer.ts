@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { ClosedError, PreconditionFailedError } from '../errors.js';
 import { Message, type Settlement } from '../message/message.js';
 import type { FieldTable, FieldValue, StoredMessage } from '../message/types.js';
@@ -82,9 +82,19 @@ export const ACK: Outcome = 0;
 export const REQUEUE: Outcome = 1;
 export const DROP: Outcome = 2;
 
-/** Makes a server-style consumer tag for subscribers that gave none. */
+/** Random bytes for 256 tags, filled at once: one `randomBytes` call a tag cost 5–7 µs. */
+const tagBytes = Buffer.allocUnsafe(16 * 256);
+let tagAt = tagBytes.length;
+
+/** Makes a server-style consumer tag (16 random bytes) for subscribers that gave none. */
 export function generateConsumerTag(): string {
-  return `amq.ctag-${randomBytes(16).toString('base64url')}`;
+  if (tagAt === tagBytes.length) {
+    randomFillSync(tagBytes);
+    tagAt = 0;
+  }
+  const tag = tagBytes.toString('base64url', tagAt, tagAt + 16);
+  tagAt += 16;
+  return `amq.ctag-${tag}`;
 }
 
 interface Waiter {

@@ -254,6 +254,8 @@ export class AmqpConnection implements ChannelHost {
       this.#socket.pause();
     } else if (this.#readPaused && this.#backlog <= BACKLOG_LOW) {
       this.#readPaused = false;
+      // The peer's heartbeats waited unread: its silence counts from now (as RabbitMQ).
+      this.#lastRead = this.#clock.now();
       this.#socket.resume();
     }
   }
@@ -521,7 +523,8 @@ export class AmqpConnection implements ChannelHost {
     const tick = this.#heartbeatMs / 2;
     const beat = () => {
       const now = this.#clock.now();
-      if (now - this.#lastRead >= 2 * this.#heartbeatMs) {
+      // While the socket is not read, the peer's heartbeats wait unread: no silence counts.
+      if (!this.#readPaused && now - this.#lastRead >= 2 * this.#heartbeatMs) {
         // A peer silent for two intervals is gone: drop it without a close (as RabbitMQ).
         this.#destroy();
         return;

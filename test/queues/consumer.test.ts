@@ -36,6 +36,17 @@ describe('a subscription', () => {
     expect(new Subscription(host, 'q', { tag: 'mine' }).consumerTag).toBe('mine');
   });
 
+  test('server-style tags do not repeat', () => {
+    const { host } = recordingHost();
+    const tags = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const tag = new Subscription(host, 'q', {}).consumerTag;
+      expect(tag).toMatch(/^amq\.ctag-[\w-]{22}$/);
+      tags.add(tag);
+    }
+    expect(tags.size).toBe(1000);
+  });
+
   test('pause holds deliveries back whatever the prefetch; resume lets them flow', () => {
     const { host, pending } = recordingHost();
     const got: string[] = [];

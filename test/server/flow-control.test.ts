@@ -10,6 +10,7 @@ import { AmqpChannel, type ChannelHost, TX_MAX_ACTIONS } from '../../src/server/
 import { MAX_MESSAGE_BYTES } from '../../src/server/limits.js';
 import { Permissions } from '../../src/server/permissions.js';
 import { ReplyAddresses } from '../../src/server/reply-to.js';
+import { listen } from '../../src/server/server.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import {
   methodFrame,
@@ -21,13 +22,15 @@ import {
 import { type Method, type MethodName, methodById } from '../../src/server/wire/spec.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { StorageAdapter } from '../../src/storage/types.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
 import { RawClient } from './raw-client.js';
 import { servedBroker } from './served.js';
 
 /** Memory storage whose namespaces named `slow…` open only once `release()` is called. */
-function gatedStorage(): { storage: StorageAdapter; release: () => void } {
+function gatedStorage(): { storage: StorageAdapter; release: () => void; held: () => number } {
   const inner = memoryStorage();
   let release!: () => void;
+  let held = 0;
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
@@ -35,7 +38,10 @@ function gatedStorage(): { storage: StorageAdapter; release: () => void } {
     get(target, property) {
       if (property === 'namespace') {
         return async (name: string) => {
-          if (name.startsWith('slow')) await gate;
+          if (name.startsWith('slow')) {
+            held++;
+            await gate;
+          }
           return target.namespace(name);
         };
       }
@@ -43,7 +49,7 @@ function gatedStorage(): { storage: StorageAdapter; release: () => void } {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { storage, release };
+  return { storage, release, held: () => held };
 }
 
 /** A method as the connection hands it to a channel, decoded from its frame. */
@@ -138,6 +144,45 @@ describe('flow control', () => {
       expect(host.backlogNow).toBe(0);
     } finally {
       await broker.close();
+    }
+  });
+
+  test('a peer that beats is not dropped while its socket is not read; its silence counts once reading resumes', async () => {
+    const clock = new ManualClock();
+    const { storage, release, held } = gatedStorage();
+    await using broker = await Broker.open({ storage });
+    await using server = await listen(broker, { clock, heartbeat: 10 });
+    const client = await RawClient.open(server.port, { heartbeat: 10 });
+    try {
+      await client.openChannel(1);
+      // A declare waiting for storage, and enough methods behind it to stop the reading.
+      const w = new Writer();
+      writeMethod(w, 1, 'queue.declare', declaring('slow-beats'));
+      for (let i = 0; i < 2000; i++) {
+        writeMethod(w, 1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+      }
+      client.send(w.take());
+      const deadline = Date.now() + 15_000;
+      while (held() === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(held()).toBe(1);
+      // Three intervals pass; the client beats, but the server does not read its heartbeats.
+      const heartbeat = Buffer.from([8, 0, 0, 0, 0, 0, 0, 0xce]);
+      for (let i = 0; i < 6; i++) {
+        client.send(heartbeat);
+        await new Promise((resolve) => setImmediate(resolve));
+        clock.advance(5_000);
+      }
+      release();
+      await client.method('queue.declare-ok', 1);
+      for (let i = 0; i < 2000; i++) await client.method('basic.qos-ok', 1);
+      expect(client.closed).toBe(false);
+      // Reading again: two silent intervals drop the peer.
+      clock.advance(20_000);
+      await client.waitClosed();
+    } finally {
+      client.destroy();
     }
   });
 
