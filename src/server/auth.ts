@@ -124,7 +124,8 @@ export class Users {
   }
 
   /**
-   * What `user` may do in `vhost`, once {@link access} granted it.
+   * @internal What `user` may do in `vhost`, once {@link access} granted it: the server's
+   * connections check each method against it.
    * @throws RangeError when it did not.
    */
   permissions(user: string, vhost: string): Permissions {
