@@ -4,7 +4,7 @@
  * exclusive consumers, consumer priorities, pull `get`/`consumeOne`, acks and requeues to the
  * original position, delivery counts, message TTL, queue expiry, length limits and
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
- * business; this class never looks inside it.
+ * business; this class never looks inside it. Message TTL is `MessageTtl`'s.
  */
 
 import type { Clock, TimerHandle } from '../../clock.js';
@@ -50,7 +50,7 @@ import {
   deadLetteredCopy,
   isDeadLetterCycle,
 } from './dead-letter.js';
-import { ExpiryIndex } from './expiry-index.js';
+import { MessageTtl } from './message-ttl.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
 
 /** Consumer arguments a classic queue acts on (strict mode refuses any other). */
@@ -98,8 +98,6 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #vhost: string;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
-  /** `x-message-ttl` in force, or Infinity. */
-  #queueTtl: number;
 
   /** Consumers in registration order (the single active consumer is the first). */
   readonly #consumers: Subscription<number>[] = [];
@@ -111,9 +109,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #host: ConsumerHost<number>;
   /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
-  readonly #expiry = new ExpiryIndex();
-  #expiryTimer: TimerHandle | undefined;
-  #expiryTimerAt = Number.POSITIVE_INFINITY;
+  readonly #ttl: MessageTtl;
   #expiresTimer: TimerHandle | undefined;
   #dispatching = false;
   /** Rejected messages of a priority queue waiting to be dead-lettered together. */
@@ -148,7 +144,13 @@ export class ClassicQueue implements AsyncDisposable {
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
-    this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
+    this.#ttl = new MessageTtl(
+      init.clock,
+      init.store,
+      init.arguments.messageTtl,
+      (handle) => this.#expire(handle),
+      (error) => this.reportError(error, 'expiry'),
+    );
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
@@ -261,7 +263,7 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       this.#assertOpen();
       this.#touch();
-      this.#expireDue();
+      this.#ttl.expireDue();
       const handle = this.store.shift();
       if (handle === NO_HANDLE) return Promise.resolve(null);
       const noAck = options.noAck !== false;
@@ -341,7 +343,7 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       this.#assertOpen();
       const purged = this.store.purge();
-      this.#expiry.clear();
+      this.#ttl.clear();
       return this.store.sync().then(() => purged);
     } catch (error) {
       return Promise.reject(error);
@@ -416,7 +418,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#closed || classicArgumentsDiff(before, limits) === undefined)
       return Promise.resolve();
     this.#limits = limits;
-    this.#queueTtl = this.#limits.messageTtl ?? Number.POSITIVE_INFINITY;
+    this.#ttl.setQueueTtl(this.#limits.messageTtl);
     if (before.expires !== this.#limits.expires) {
       this.#clearExpires();
       this.#touch();
@@ -472,7 +474,7 @@ export class ClassicQueue implements AsyncDisposable {
         );
       }
     }
-    const ttl = this.#ttlOf(message);
+    const ttl = this.#ttl.of(message);
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
     if (this.#consumers.length > 0) this.#dispatch();
@@ -482,7 +484,7 @@ export class ClassicQueue implements AsyncDisposable {
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
-      else this.#indexExpiry(now + ttl, handle);
+      else this.#ttl.index(now + ttl, handle);
     }
     return store.sync();
   }
@@ -612,7 +614,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#dispatching || this.#dispatchDeferred || this.#closed) return;
     this.#dispatching = true;
     try {
-      if (this.#expiry.size > 0) this.#expireDue();
+      if (this.#ttl.pending) this.#ttl.expireDue();
       const store = this.store;
       while (store.readyCount > 0 && !this.#dispatchDeferred) {
         const consumer = this.#pickConsumer();
@@ -673,12 +675,7 @@ export class ClassicQueue implements AsyncDisposable {
     // A requeued message counts against the length limit: drop-head drops once every message
     // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
     if (this.#limits.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
-    const ttl = this.#ttlOf(this.store.message(handle));
-    if (ttl !== Number.POSITIVE_INFINITY) {
-      const at = this.store.timestamp(handle) + ttl;
-      if (at <= this.clock.now()) this.#expire(handle);
-      else this.#indexExpiry(at, handle);
-    }
+    this.#ttl.requeued(handle);
     this.#deferDispatch();
   }
 
@@ -805,60 +802,9 @@ export class ClassicQueue implements AsyncDisposable {
     reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
-  // ------------------------------------------------------------------------------------------
-  // Message TTL
-
-  /** Effective TTL of a message: the lower of `x-message-ttl` and its `expiration`. */
-  #ttlOf(message: StoredMessage): number {
-    const expiration = message.properties.expiration;
-    if (expiration === undefined) return this.#queueTtl;
-    const ttl = Number(expiration);
-    return Math.min(ttl, this.#queueTtl);
-  }
-
-  #indexExpiry(at: number, handle: number): void {
-    const expiry = this.#expiry;
-    expiry.push(at, handle);
-    if (at < this.#expiryTimerAt) this.#armExpiryTimer();
-    // Entries of messages consumed before they expired pile up: sweep them now and then.
-    if (expiry.size > 1024 && expiry.size > 2 * this.store.readyCount) {
-      expiry.compact((h) => this.store.isReady(h));
-    }
-  }
-
+  /** A ready message's TTL ran out. */
   #expire(handle: number): void {
     this.#dropOut(handle, 'expired', false);
-  }
-
-  /** Expires every ready message whose time has come, wherever it is in the queue. */
-  #expireDue(): void {
-    const expiry = this.#expiry;
-    const now = this.clock.now();
-    while (expiry.size > 0 && expiry.nextAt <= now) {
-      const handle = expiry.nextHandle;
-      expiry.pop();
-      if (this.store.isReady(handle)) this.#expire(handle);
-    }
-    this.#armExpiryTimer();
-  }
-
-  #armExpiryTimer(): void {
-    const at = this.#expiry.nextAt;
-    if (at === this.#expiryTimerAt) return;
-    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
-    this.#expiryTimerAt = at;
-    if (at === Number.POSITIVE_INFINITY || this.#closed) return;
-    this.#expiryTimer = this.clock.setTimeout(() => {
-      this.#expiryTimer = undefined;
-      this.#expiryTimerAt = Number.POSITIVE_INFINITY;
-      if (this.#closed) return;
-      try {
-        this.#expireDue();
-      } catch (error) {
-        this.reportError(error, 'expiry');
-      }
-    }, at - this.clock.now());
   }
 
   // ------------------------------------------------------------------------------------------
@@ -893,32 +839,16 @@ export class ClassicQueue implements AsyncDisposable {
   // ------------------------------------------------------------------------------------------
   // Lifecycle
 
-  /**
-   * After a reopen: indexes the expiry of recovered messages and starts `x-expires`. Reads no
-   * message: arrival times come from the log and per-message expirations from the store, which
-   * noted them while it opened.
-   */
+  /** After a reopen: expires or indexes the recovered messages and starts `x-expires`. */
   #recover(): void {
-    const store = this.store;
-    const queueTtl = this.#queueTtl;
-    const expiry = this.#expiry;
-    if (queueTtl !== Number.POSITIVE_INFINITY) {
-      for (const handle of [...store.ready()])
-        expiry.push(store.timestamp(handle) + queueTtl, handle);
-    }
-    // A handle indexed twice is harmless: whichever entry comes due first expires it.
-    for (const [handle, ttl] of store.takeRecoveredExpirations()) {
-      if (ttl < queueTtl) expiry.push(store.timestamp(handle) + ttl, handle);
-    }
-    if (expiry.size > 0) this.#expireDue();
+    this.#ttl.recover();
     this.#armExpires();
   }
 
   async #shutdown(deleted = false): Promise<void> {
     this.#closed = true;
     this.#clearExpires();
-    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
+    this.#ttl.close();
     for (const consumer of [...this.#consumers]) await consumer.detach(deleted);
     await this.#getChannel?.detach(deleted);
     await this.#getNoAckChannel?.detach(deleted);
