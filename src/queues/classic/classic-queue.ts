@@ -4,29 +4,22 @@
  * exclusive consumers, consumer priorities, pull `get`/`consumeOne`, acks and requeues to the
  * original position, delivery counts, message TTL, queue expiry, length limits and
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
- * business; this class never looks inside it. Message TTL is `MessageTtl`'s.
+ * business; this class never looks inside it. Rules with a state or a question of their own sit
+ * beside it: message TTL (`MessageTtl`), `x-expires` (`QueueExpiry`), sending dead letters
+ * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, and
+ * opening (`classic-options.ts`).
  */
 
-import type { Clock, TimerHandle } from '../../clock.js';
+import type { Clock } from '../../clock.js';
 import {
   type DropReason,
-  deadLetterChannel,
   dropChannel,
   type ErrorHandler,
   type ErrorSource,
   reportError,
   warnOnError,
 } from '../../diagnostics.js';
-import {
-  AbortedError,
-  AccessRefusedError,
-  ClosedError,
-  DEFAULT_VHOST,
-  PreconditionFailedError,
-  QueueFullError,
-  resourceName,
-  TimeoutError,
-} from '../../errors.js';
+import { ClosedError, DEFAULT_VHOST, QueueFullError } from '../../errors.js';
 import { checkGeoHeaders } from '../../filters/index.js';
 import type { Message } from '../../message/message.js';
 import { normalizeMessage, ownBody } from '../../message/normalize.js';
@@ -36,25 +29,20 @@ import { type ClassicArguments, classicArgumentsDiff } from '../arguments.js';
 import {
   type ConsumerCallback,
   type ConsumerHost,
-  checkSubscribeParams,
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
-import { refuseUnknownArguments } from '../unknown-names.js';
 import type { ClassicQueueInit } from './classic-options.js';
+import { waitForOne } from './consume-one.js';
+import { admitConsumer } from './consumer-admission.js';
 import { ConsumerRotation } from './consumer-rotation.js';
-import {
-  type DeadLetterRouter,
-  type DeathReason,
-  deadLetteredCopy,
-  isDeadLetterCycle,
-} from './dead-letter.js';
+import type { DeathReason } from './dead-letter.js';
+import { DeadLetterSender } from './dead-letter-sender.js';
+import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
+import { QueueExpiry } from './queue-expiry.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
-
-/** Consumer arguments a classic queue acts on (strict mode refuses any other). */
-const CONSUMER_ARGUMENTS: readonly string[] = ['x-priority'];
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
 export interface ClassicQueueStats {
@@ -91,7 +79,7 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #storage: StorageAdapter;
   readonly #ownsStorage: boolean;
   readonly #namespace: Namespace;
-  readonly #deadLetterRouter: DeadLetterRouter | undefined;
+  readonly #deadLetters: DeadLetterSender;
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
@@ -110,13 +98,8 @@ export class ClassicQueue implements AsyncDisposable {
   /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
   readonly #ttl: MessageTtl;
-  #expiresTimer: TimerHandle | undefined;
+  readonly #expires: QueueExpiry;
   #dispatching = false;
-  /** Rejected messages of a priority queue waiting to be dead-lettered together. */
-  readonly #rejected: {
-    readonly message: StoredMessage;
-    readonly routed: (stored: Promise<void> | undefined) => void;
-  }[] = [];
   /** A `#dropHeads` is due at the end of the current run of requeues. */
   #dropPending = false;
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
@@ -139,11 +122,14 @@ export class ClassicQueue implements AsyncDisposable {
     this.#storage = init.storage;
     this.#ownsStorage = init.ownsStorage;
     this.#namespace = init.namespace;
-    this.#deadLetterRouter = init.deadLetter;
+    this.#deadLetters = new DeadLetterSender(this, init.clock, init.deadLetter, (error) =>
+      this.reportError(error, 'dead-letter'),
+    );
     this.#onDelete = init.onDelete;
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
+    this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
       init.store,
@@ -285,58 +271,11 @@ export class ClassicQueue implements AsyncDisposable {
    * with a timeout keeps the process alive until it settles.
    */
   consumeOne(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<Message> {
-    const { timeout, signal } = options;
-    if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
-      return Promise.reject(new RangeError('consumeOne() timeout must be a number ≥ 0'));
-    }
-    if (signal !== undefined && !isAbortSignal(signal)) {
-      return Promise.reject(new TypeError('consumeOne() signal must be an AbortSignal'));
-    }
-    if (signal?.aborted) {
-      return Promise.reject(new AbortedError('consumeOne() aborted', { cause: signal.reason }));
-    }
-    return new Promise<Message>((resolve, reject) => {
-      let done = false;
-      let timer: TimerHandle | undefined;
-      let sub: Subscription<number> | undefined;
-      const finish = (error?: Error) => {
-        if (done) return false;
-        done = true;
-        if (timer !== undefined) this.clock.clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (error) {
-          void sub?.close();
-          reject(error);
-        }
-        return true;
-      };
-      const onAbort = () =>
-        finish(new AbortedError('consumeOne() aborted', { cause: signal?.reason }));
-      try {
-        sub = this.#subscribe({ prefetch: 1, manualAck: true }, (message) => {
-          if (!finish()) return;
-          void message.cancelConsumer();
-          message.ack().then(() => resolve(message), reject);
-        });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      sub.onCancelled(() =>
-        finish(new ClosedError(`queue '${this.name}' closed while waiting for a message`)),
-      );
-      if (done) return;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeout !== undefined) {
-        timer = this.clock.setTimeout(
-          () => finish(new TimeoutError(`no message on queue '${this.name}' within ${timeout} ms`)),
-          timeout,
-        );
-        // Clock timers do not hold the process open; a caller awaiting this one is owed its end.
-        timer.ref?.();
-      }
-    });
+    return waitForOne(this.name, this.clock, this.#subscribeOne, options);
   }
+
+  readonly #subscribeOne = (callback: ConsumerCallback): Subscription<number> =>
+    this.#subscribe({ prefetch: 1, manualAck: true }, callback);
 
   /** Deletes every ready message (unacknowledged ones stay) and returns how many went. */
   purge(): Promise<number> {
@@ -385,13 +324,13 @@ export class ClassicQueue implements AsyncDisposable {
    */
   protected browserOpened(): void {
     this.#browsers++;
-    this.#clearExpires();
+    this.#expires.stop();
   }
 
   /** A browser ended: with no consumers left, the `x-expires` countdown starts. */
   protected browserClosed(): void {
     this.#browsers--;
-    if (!this.#inUse()) this.#armExpires();
+    this.#touch();
   }
 
   /** Marks the queue as used (a redeclare), restarting its `x-expires` countdown. */
@@ -420,10 +359,10 @@ export class ClassicQueue implements AsyncDisposable {
     this.#limits = limits;
     this.#ttl.setQueueTtl(this.#limits.messageTtl);
     if (before.expires !== this.#limits.expires) {
-      this.#clearExpires();
+      this.#expires.stop();
       this.#touch();
     }
-    if (before.overflow === 'drop-head' && this.#limited()) this.#dropHeads();
+    if (before.overflow === 'drop-head' && hasLengthLimit(this.#limits)) this.#dropHeads();
     return this.store.sync();
   }
 
@@ -462,11 +401,11 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
-      const reason = this.#overLimit(1, message.body.length);
+      const reason = overLengthLimit(args, store, 1, message.body.length);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
-        if (dropChannel.hasSubscribers) this.#publishDrop(message, 'overflow', dlx);
-        if (dlx) void this.#deadLetter(borrowed ? ownBody(message) : message, reason);
+        if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
+        if (dlx) void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -480,7 +419,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#consumers.length > 0) this.#dispatch();
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
-    if (this.#limited()) this.#dropHeads();
+    if (hasLengthLimit(this.#limits)) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
@@ -506,21 +445,6 @@ export class ClassicQueue implements AsyncDisposable {
     this.#tickNow = Number.NaN;
   };
 
-  /** Whether the queue has a length limit. */
-  #limited(): boolean {
-    return this.#limits.maxLength !== undefined || this.#limits.maxLengthBytes !== undefined;
-  }
-
-  /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
-  #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
-    const { maxLength, maxLengthBytes } = this.#limits;
-    if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
-    if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
-      return 'maxlenbytes';
-    }
-    return undefined;
-  }
-
   /** `#dropHeads` at the end of this synchronous run of requeues. */
   #dropHeadsSoon(): void {
     if (this.#dropPending) return;
@@ -534,7 +458,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
     for (;;) {
-      const reason = this.#overLimit(0, 0);
+      const reason = overLengthLimit(this.#limits, this.store, 0, 0);
       if (reason === undefined) return;
       const handle = this.store.peek();
       if (handle === NO_HANDLE) return;
@@ -550,40 +474,19 @@ export class ClassicQueue implements AsyncDisposable {
     callback: ConsumerCallback | undefined,
   ): Subscription<number> {
     this.#assertOpen();
-    checkSubscribeParams(params);
-    if (callback !== undefined && typeof callback !== 'function') {
-      throw new TypeError('subscribe() callback must be a function');
-    }
-    if (this.#strict) {
-      refuseUnknownArguments(
-        params.args,
-        CONSUMER_ARGUMENTS,
-        'consumer argument',
-        this.name,
-        this.#vhost,
-      );
-    }
-    const priority = consumerPriority(params.args?.['x-priority']);
-    if (params.exclusive === true && this.arguments.singleActiveConsumer) {
-      throw new PreconditionFailedError(
-        `cannot register an exclusive consumer on single active consumer queue '${this.name}'`,
-      );
-    }
-    if (this.#exclusive || (params.exclusive === true && this.#consumers.length > 0)) {
-      throw new AccessRefusedError(
-        `${resourceName('queue', this.name, this.#vhost)} in exclusive use`,
-      );
-    }
-    if (params.tag && this.#consumers.some((c) => c.consumerTag === params.tag)) {
-      throw new PreconditionFailedError(
-        `consumer tag '${params.tag}' is already in use on queue '${this.name}'`,
-      );
-    }
+    const priority = admitConsumer(params, callback, {
+      name: this.name,
+      vhost: this.#vhost,
+      strict: this.#strict,
+      singleActiveConsumer: this.arguments.singleActiveConsumer,
+      exclusive: this.#exclusive,
+      consumers: this.#consumers,
+    });
     const consumer = new Subscription<number>(this.#host, this.name, params, callback);
     this.#consumers.push(consumer);
     this.#rotation.add(consumer, priority);
     if (consumer.exclusive) this.#exclusive = true;
-    this.#clearExpires();
+    this.#expires.stop();
     this.#dispatch();
     return consumer;
   }
@@ -594,7 +497,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#consumers.splice(i, 1);
     this.#rotation.remove(consumer);
     if (consumer.exclusive) this.#exclusive = false;
-    if (!this.#inUse()) this.#armExpires();
+    if (!this.#inUse()) this.#expires.restart(this.#limits.expires);
     // The next active consumer takes over once a closing one has returned its messages, so the
     // requeued ones go to it first, as on RabbitMQ.
     else if (i === 0 && this.arguments.singleActiveConsumer) queueMicrotask(() => this.#dispatch());
@@ -674,7 +577,8 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit: drop-head drops once every message
     // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
-    if (this.#limits.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
+    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits))
+      this.#dropHeadsSoon();
     this.#ttl.requeued(handle);
     this.#deferDispatch();
   }
@@ -702,15 +606,10 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** The queue discards a message by a rule of its own: say so, and dead-letter it. */
   #dropOut(handle: number, reason: DeathReason & DropReason, inFlight: boolean): void {
-    if (dropChannel.hasSubscribers) this.#publishDrop(this.store.message(handle), reason, true);
+    if (dropChannel.hasSubscribers) {
+      this.#deadLetters.reportDrop(this.store.message(handle), reason, true);
+    }
     this.#deadLetterOut(handle, reason, inFlight);
-  }
-
-  /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
-  #publishDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
-    const deadLettered =
-      dlx && this.#limits.deadLetterExchange !== undefined && this.#deadLetterRouter !== undefined;
-    dropChannel.publish({ queue: this.name, reason, message, deadLettered });
   }
 
   /**
@@ -725,25 +624,12 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     const store = this.store;
-    const message = store.message(handle);
-    let routed!: (stored: Promise<void> | undefined) => void;
-    const stored = new Promise<Promise<void> | undefined>((resolve) => {
-      routed = resolve;
-    }).then((copy) => copy);
-    store.deletionsAfter = stored;
+    store.deletionsAfter = this.#deadLetters.sendRejected(store.message(handle), maxPriority);
     try {
       this.#settle(handle);
     } finally {
       store.deletionsAfter = undefined;
     }
-    const batch = this.#rejected;
-    batch.push({ message, routed });
-    if (batch.length > 1) return;
-    queueMicrotask(() => {
-      const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
-      const ordered = batch.splice(0).sort((x, y) => level(y.message) - level(x.message));
-      for (const { message: m, routed: done } of ordered) done(this.#deadLetter(m, 'rejected'));
-    });
   }
 
   /**
@@ -752,7 +638,7 @@ export class ClassicQueue implements AsyncDisposable {
    */
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
-    store.deletionsAfter = this.#deadLetter(store.message(handle), reason);
+    store.deletionsAfter = this.#deadLetters.send(store.message(handle), reason);
     try {
       if (inFlight) this.#settle(handle);
       else this.#removeReady(handle);
@@ -760,42 +646,6 @@ export class ClassicQueue implements AsyncDisposable {
       store.deletionsAfter = undefined;
     }
   }
-
-  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
-  #deadLetter(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
-    const { deadLetterExchange, deadLetterRoutingKey } = this.#limits;
-    const router = this.#deadLetterRouter;
-    if (deadLetterExchange === undefined || router === undefined) return undefined;
-    const copy = deadLetteredCopy(
-      message,
-      this.name,
-      reason,
-      this.clock.now(),
-      deadLetterExchange,
-      deadLetterRoutingKey,
-    );
-    // Through the default exchange the target is the routing key: cycles are dropped here.
-    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
-    if (deadLetterChannel.hasSubscribers) {
-      deadLetterChannel.publish({
-        queue: this.name,
-        reason,
-        exchange: copy.exchange,
-        routingKey: copy.routingKey,
-        message: copy,
-      });
-    }
-    try {
-      const result = router(copy);
-      if (result) result.catch(this.#onDeadLetterError);
-      return result ?? undefined;
-    } catch (error) {
-      this.#onDeadLetterError(error);
-      return undefined;
-    }
-  }
-
-  readonly #onDeadLetterError = (error: unknown): void => this.reportError(error, 'dead-letter');
 
   /** Reports an error nobody awaits through `onError` and `mqlite:error`. */
   protected reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
@@ -815,25 +665,15 @@ export class ClassicQueue implements AsyncDisposable {
     return this.#consumers.length > 0 || this.#browsers > 0;
   }
 
+  /** Restarts the `x-expires` countdown unless the queue is in use. */
   #touch(): void {
-    if (!this.#inUse()) this.#armExpires();
+    if (!this.#inUse()) this.#expires.restart(this.#limits.expires);
   }
 
-  #armExpires(): void {
-    const expires = this.#limits.expires;
-    if (expires === undefined || this.#closed) return;
-    this.#clearExpires();
-    this.#expiresTimer = this.clock.setTimeout(() => {
-      this.#expiresTimer = undefined;
-      if (this.#closed || this.#inUse()) return;
-      this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
-    }, expires);
-  }
-
-  #clearExpires(): void {
-    if (this.#expiresTimer === undefined) return;
-    this.clock.clearTimeout(this.#expiresTimer);
-    this.#expiresTimer = undefined;
+  /** The `x-expires` countdown ran out. */
+  #expired(): void {
+    if (this.#closed || this.#inUse()) return;
+    this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -842,12 +682,12 @@ export class ClassicQueue implements AsyncDisposable {
   /** After a reopen: expires or indexes the recovered messages and starts `x-expires`. */
   #recover(): void {
     this.#ttl.recover();
-    this.#armExpires();
+    this.#expires.restart(this.#limits.expires);
   }
 
   async #shutdown(deleted = false): Promise<void> {
     this.#closed = true;
-    this.#clearExpires();
+    this.#expires.close();
     this.#ttl.close();
     for (const consumer of [...this.#consumers]) await consumer.detach(deleted);
     await this.#getChannel?.detach(deleted);
@@ -858,28 +698,4 @@ export class ClassicQueue implements AsyncDisposable {
   #assertOpen(): void {
     if (this.#closed) throw new ClosedError(`queue '${this.name}' is closed`);
   }
-}
-
-/** An AbortSignal, or an object that behaves as one (another realm's, a polyfill). */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  if (value instanceof AbortSignal) return true;
-  const candidate = value as Partial<AbortSignal> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.aborted === 'boolean' &&
-    typeof candidate.addEventListener === 'function' &&
-    typeof candidate.removeEventListener === 'function'
-  );
-}
-
-function consumerPriority(value: unknown): number {
-  if (value === undefined) return 0;
-  const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) {
-    throw new PreconditionFailedError(
-      `consumer argument x-priority must be an integer, got ${String(value)}`,
-    );
-  }
-  return n;
 }
