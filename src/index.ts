@@ -66,11 +66,8 @@ export type {
   StoredMessage,
 } from './message/types.js';
 export type { ClassicArguments, OverflowMode } from './queues/arguments.js';
-export {
-  ClassicQueue,
-  type ClassicQueueOptions,
-  type ClassicQueueStats,
-} from './queues/classic/classic-queue.js';
+export type { ClassicQueueOptions } from './queues/classic/classic-options.js';
+export { ClassicQueue, type ClassicQueueStats } from './queues/classic/classic-queue.js';
 export type { DeadLetterRouter } from './queues/classic/dead-letter.js';
 export {
   type ConsumerCallback,

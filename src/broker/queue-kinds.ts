@@ -7,7 +7,7 @@ import type { ErrorHandler } from '../diagnostics.js';
 import { type DataLossError, queueResource } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
-import type { ClassicQueueOptions } from '../queues/classic/classic-queue.js';
+import type { ClassicQueueOptions } from '../queues/classic/classic-options.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import { LVQ_ARGUMENTS, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { LastValueQueue } from '../queues/lvq/last-value-queue.js';

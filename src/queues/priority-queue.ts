@@ -6,13 +6,13 @@ import { invalidArg, queueResource } from '../errors.js';
 import { messageCodec } from '../message/codec.js';
 import type { ClassicArguments } from './arguments.js';
 import {
-  ClassicQueue,
   type ClassicQueueInit,
   type ClassicQueueOptions,
   checkClassicOptions,
   classicInit,
   openClassicNamespace,
-} from './classic/classic-queue.js';
+} from './classic/classic-options.js';
+import { ClassicQueue } from './classic/classic-queue.js';
 import { LevelStore } from './classic/level-store.js';
 
 /** Options of `PriorityQueue.open()`. */

@@ -4,129 +4,45 @@
  * exclusive consumers, consumer priorities, pull `get`/`consumeOne`, acks and requeues to the
  * original position, delivery counts, message TTL, queue expiry, length limits and
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
- * business; this class never looks inside it.
+ * business; this class never looks inside it. Rules with a state or a question of their own sit
+ * beside it: message TTL (`MessageTtl`), `x-expires` (`QueueExpiry`), sending dead letters
+ * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, and
+ * opening (`classic-options.ts`).
  */
 
-import { type Clock, systemClock, type TimerHandle } from '../../clock.js';
+import type { Clock } from '../../clock.js';
 import {
   type DropReason,
-  deadLetterChannel,
   dropChannel,
   type ErrorHandler,
   type ErrorSource,
   reportError,
   warnOnError,
 } from '../../diagnostics.js';
-import {
-  AbortedError,
-  AccessRefusedError,
-  ClosedError,
-  DEFAULT_VHOST,
-  inequivalentArg,
-  PreconditionFailedError,
-  QueueFullError,
-  queueResource,
-  resourceName,
-  TimeoutError,
-} from '../../errors.js';
+import { ClosedError, DEFAULT_VHOST, QueueFullError } from '../../errors.js';
 import { checkGeoHeaders } from '../../filters/index.js';
 import type { Message } from '../../message/message.js';
 import { normalizeMessage, ownBody } from '../../message/normalize.js';
 import type { MessageProperties, PublishBody, StoredMessage } from '../../message/types.js';
-import { memoryStorage } from '../../storage/memory.js';
-import type { JsonValue, Namespace, StorageAdapter } from '../../storage/types.js';
-import {
-  CLASSIC_ARGUMENTS,
-  type ClassicArguments,
-  classicArgumentsDiff,
-  parseClassicArguments,
-} from '../arguments.js';
+import type { Namespace, StorageAdapter } from '../../storage/types.js';
+import { type ClassicArguments, classicArgumentsDiff } from '../arguments.js';
 import {
   type ConsumerCallback,
   type ConsumerHost,
-  checkSubscribeParams,
   type SubscribeParams,
   Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
-import { refuseUnknownArguments, refuseUnknownKeys } from '../unknown-names.js';
+import type { ClassicQueueInit } from './classic-options.js';
+import { waitForOne } from './consume-one.js';
+import { admitConsumer } from './consumer-admission.js';
 import { ConsumerRotation } from './consumer-rotation.js';
-import {
-  type DeadLetterRouter,
-  type DeathReason,
-  deadLetteredCopy,
-  isDeadLetterCycle,
-} from './dead-letter.js';
-import { ExpiryIndex } from './expiry-index.js';
+import type { DeathReason } from './dead-letter.js';
+import { DeadLetterSender } from './dead-letter-sender.js';
+import { hasLengthLimit, overLengthLimit } from './length-limit.js';
+import { MessageTtl } from './message-ttl.js';
+import { QueueExpiry } from './queue-expiry.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
-
-/** Options shared by the `open()` of every classic queue kind. */
-export interface ClassicQueueOptions {
-  /** Queue name. */
-  readonly name: string;
-  /** Where the queue lives (default: a private memory storage). */
-  readonly storage?: StorageAdapter;
-  /** Storage namespace of the queue (default: the queue name). */
-  readonly namespace?: string;
-  /** Clock for arrival times, TTL and queue expiry (default: the system clock). */
-  readonly clock?: Clock;
-  /** AMQP queue arguments (`x-message-ttl`, `x-max-length`, `x-dead-letter-exchange`, ...). */
-  readonly arguments?: Readonly<Record<string, unknown>>;
-  /**
-   * Where dead-lettered messages go, by exchange and routing key (the Broker provides it).
-   * Without it, dead-lettered messages are dropped.
-   */
-  readonly deadLetter?: DeadLetterRouter;
-  /** Called once when the queue deleted itself (`x-expires`) or was deleted. */
-  readonly onDelete?: (name: string) => void;
-  /**
-   * Receives errors nobody awaits, with where they came from: a consumer callback that threw, a
-   * dead letter that could not be stored, a timer's work that failed. Default: a process warning.
-   */
-  readonly onError?: ErrorHandler;
-  /**
-   * Refuse what the queue would ignore: a queue argument it does not act on, a consumer
-   * argument it does not know (406, naming the nearest known one). Default false: unknown
-   * arguments are accepted, as brokers accept them.
-   */
-  readonly strict?: boolean;
-  /** The virtual host named in the queue's errors (default `/`; the Broker passes its own). */
-  readonly vhost?: string;
-}
-
-/** The option keys of every classic queue kind's `open()`. */
-const CLASSIC_OPTIONS: readonly (keyof ClassicQueueOptions)[] = [
-  'name',
-  'storage',
-  'namespace',
-  'clock',
-  'arguments',
-  'deadLetter',
-  'onDelete',
-  'onError',
-  'strict',
-  'vhost',
-];
-
-/** Consumer arguments a classic queue acts on (strict mode refuses any other). */
-const CONSUMER_ARGUMENTS: readonly string[] = ['x-priority'];
-
-/** What a queue kind's `open()` hands to the `ClassicQueue` constructor. */
-export interface ClassicQueueInit {
-  readonly name: string;
-  readonly arguments: ClassicArguments;
-  readonly store: ReadyStore;
-  readonly storage: StorageAdapter;
-  /** The queue created the storage itself and closes it with the queue. */
-  readonly ownsStorage: boolean;
-  readonly namespace: Namespace;
-  readonly clock: Clock;
-  readonly deadLetter?: DeadLetterRouter | undefined;
-  readonly onDelete?: ((name: string) => void) | undefined;
-  readonly onError?: ErrorHandler | undefined;
-  readonly strict?: boolean | undefined;
-  readonly vhost?: string | undefined;
-}
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
 export interface ClassicQueueStats {
@@ -144,112 +60,8 @@ export interface ClassicQueueStats {
   readonly browsers: number;
 }
 
-/** Metadata key of the normalized arguments a queue was declared with. */
-const ARGUMENTS_KEY = 'queue.arguments';
 /** Header every delivery carries: how many times it was delivered before. */
 const DELIVERY_COUNT = 'x-delivery-count';
-
-/** The storage side of a classic queue being opened (see {@link openClassicNamespace}). */
-export interface OpenedNamespace {
-  readonly storage: StorageAdapter;
-  readonly ownsStorage: boolean;
-  readonly namespace: Namespace;
-  readonly arguments: ClassicArguments;
-}
-
-/**
- * Opens the namespace of a classic queue and settles its arguments: a queue that exists keeps
- * the arguments it was declared with, and declaring it with other ones fails with 406
- * "inequivalent arg". For queue kinds' `open()`.
- */
-export async function openClassicNamespace(
-  options: ClassicQueueOptions,
-  declared: ClassicArguments,
-  known: readonly string[] = CLASSIC_ARGUMENTS,
-): Promise<OpenedNamespace> {
-  if (options.strict === true) {
-    refuseUnknownArguments(
-      options.arguments,
-      known,
-      'argument',
-      options.name,
-      options.vhost ?? DEFAULT_VHOST,
-    );
-  }
-  const ownsStorage = options.storage === undefined;
-  const storage = options.storage ?? memoryStorage();
-  const namespace = await storage.namespace(options.namespace ?? options.name);
-  const stored = namespace.meta.get(ARGUMENTS_KEY) as ClassicArguments | null | undefined;
-  if (stored) {
-    const diff = classicArgumentsDiff(stored, declared);
-    if (diff !== undefined) {
-      if (ownsStorage) await storage.close();
-      throw inequivalentArg(diff, queueResource(options));
-    }
-  } else {
-    namespace.meta.set(ARGUMENTS_KEY, declared as unknown as JsonValue);
-  }
-  return { storage, ownsStorage, namespace, arguments: declared };
-}
-
-/** What a queue kind's `open()` passes to the constructor, once its store is open. */
-export function classicInit(
-  options: ClassicQueueOptions,
-  opened: OpenedNamespace,
-  store: ReadyStore,
-): ClassicQueueInit {
-  return {
-    name: options.name,
-    ...opened,
-    store,
-    clock: options.clock ?? systemClock,
-    deadLetter: options.deadLetter,
-    onDelete: options.onDelete,
-    onError: options.onError,
-    strict: options.strict,
-    vhost: options.vhost,
-  };
-}
-
-/**
- * Checks that the options of a classic queue's `open()` are an object with a name and known keys.
- * @param extra the option keys of this kind besides the common ones.
- */
-export function checkClassicOptionKeys(
-  options: ClassicQueueOptions,
-  kind: string,
-  extra: readonly string[],
-): void {
-  if (typeof options !== 'object' || options === null || typeof options.name !== 'string') {
-    throw new TypeError(`${kind}.open() needs options with a name`);
-  }
-  refuseUnknownKeys(options, new Set([...CLASSIC_OPTIONS, ...extra]), `${kind}.open() option`);
-  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
-    throw new TypeError(`${kind}.open() option strict must be a boolean`);
-  }
-  if (options.vhost !== undefined && typeof options.vhost !== 'string') {
-    throw new TypeError(`${kind}.open() option vhost must be a string`);
-  }
-}
-
-/**
- * Checks the common options of a classic queue's `open()` and parses its arguments.
- * @param extra the option keys of this kind besides the common ones.
- */
-export function checkClassicOptions(
-  options: ClassicQueueOptions,
-  kind: string,
-  extra: readonly string[] = [],
-): ClassicArguments {
-  checkClassicOptionKeys(options, kind, extra);
-  if (
-    options.arguments !== undefined &&
-    (typeof options.arguments !== 'object' || options.arguments === null)
-  ) {
-    throw new TypeError('queue arguments must be an object');
-  }
-  return parseClassicArguments(options.arguments, queueResource(options));
-}
 
 /**
  * A classic AMQP queue over a `ReadyStore`. Concrete kinds (`Queue`, `PriorityQueue`,
@@ -267,15 +79,13 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #storage: StorageAdapter;
   readonly #ownsStorage: boolean;
   readonly #namespace: Namespace;
-  readonly #deadLetterRouter: DeadLetterRouter | undefined;
+  readonly #deadLetters: DeadLetterSender;
   readonly #onDelete: ((name: string) => void) | undefined;
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
   readonly #vhost: string;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
-  /** `x-message-ttl` in force, or Infinity. */
-  #queueTtl: number;
 
   /** Consumers in registration order (the single active consumer is the first). */
   readonly #consumers: Subscription<number>[] = [];
@@ -287,16 +97,9 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #host: ConsumerHost<number>;
   /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
-  readonly #expiry = new ExpiryIndex();
-  #expiryTimer: TimerHandle | undefined;
-  #expiryTimerAt = Number.POSITIVE_INFINITY;
-  #expiresTimer: TimerHandle | undefined;
+  readonly #ttl: MessageTtl;
+  readonly #expires: QueueExpiry;
   #dispatching = false;
-  /** Rejected messages of a priority queue waiting to be dead-lettered together. */
-  readonly #rejected: {
-    readonly message: StoredMessage;
-    readonly routed: (stored: Promise<void> | undefined) => void;
-  }[] = [];
   /** A `#dropHeads` is due at the end of the current run of requeues. */
   #dropPending = false;
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
@@ -319,12 +122,21 @@ export class ClassicQueue implements AsyncDisposable {
     this.#storage = init.storage;
     this.#ownsStorage = init.ownsStorage;
     this.#namespace = init.namespace;
-    this.#deadLetterRouter = init.deadLetter;
+    this.#deadLetters = new DeadLetterSender(this, init.clock, init.deadLetter, (error) =>
+      this.reportError(error, 'dead-letter'),
+    );
     this.#onDelete = init.onDelete;
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
-    this.#queueTtl = init.arguments.messageTtl ?? Number.POSITIVE_INFINITY;
+    this.#expires = new QueueExpiry(init.clock, () => this.#expired());
+    this.#ttl = new MessageTtl(
+      init.clock,
+      init.store,
+      init.arguments.messageTtl,
+      (handle) => this.#expire(handle),
+      (error) => this.reportError(error, 'expiry'),
+    );
     this.#host = {
       onAck: (_consumer, handle) => this.#settle(handle),
       onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
@@ -437,7 +249,7 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       this.#assertOpen();
       this.#touch();
-      this.#expireDue();
+      this.#ttl.expireDue();
       const handle = this.store.shift();
       if (handle === NO_HANDLE) return Promise.resolve(null);
       const noAck = options.noAck !== false;
@@ -459,65 +271,18 @@ export class ClassicQueue implements AsyncDisposable {
    * with a timeout keeps the process alive until it settles.
    */
   consumeOne(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<Message> {
-    const { timeout, signal } = options;
-    if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
-      return Promise.reject(new RangeError('consumeOne() timeout must be a number ≥ 0'));
-    }
-    if (signal !== undefined && !isAbortSignal(signal)) {
-      return Promise.reject(new TypeError('consumeOne() signal must be an AbortSignal'));
-    }
-    if (signal?.aborted) {
-      return Promise.reject(new AbortedError('consumeOne() aborted', { cause: signal.reason }));
-    }
-    return new Promise<Message>((resolve, reject) => {
-      let done = false;
-      let timer: TimerHandle | undefined;
-      let sub: Subscription<number> | undefined;
-      const finish = (error?: Error) => {
-        if (done) return false;
-        done = true;
-        if (timer !== undefined) this.clock.clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (error) {
-          void sub?.close();
-          reject(error);
-        }
-        return true;
-      };
-      const onAbort = () =>
-        finish(new AbortedError('consumeOne() aborted', { cause: signal?.reason }));
-      try {
-        sub = this.#subscribe({ prefetch: 1, manualAck: true }, (message) => {
-          if (!finish()) return;
-          void message.cancelConsumer();
-          message.ack().then(() => resolve(message), reject);
-        });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      sub.onCancelled(() =>
-        finish(new ClosedError(`queue '${this.name}' closed while waiting for a message`)),
-      );
-      if (done) return;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeout !== undefined) {
-        timer = this.clock.setTimeout(
-          () => finish(new TimeoutError(`no message on queue '${this.name}' within ${timeout} ms`)),
-          timeout,
-        );
-        // Clock timers do not hold the process open; a caller awaiting this one is owed its end.
-        timer.ref?.();
-      }
-    });
+    return waitForOne(this.name, this.clock, this.#subscribeOne, options);
   }
+
+  readonly #subscribeOne = (callback: ConsumerCallback): Subscription<number> =>
+    this.#subscribe({ prefetch: 1, manualAck: true }, callback);
 
   /** Deletes every ready message (unacknowledged ones stay) and returns how many went. */
   purge(): Promise<number> {
     try {
       this.#assertOpen();
       const purged = this.store.purge();
-      this.#expiry.clear();
+      this.#ttl.clear();
       return this.store.sync().then(() => purged);
     } catch (error) {
       return Promise.reject(error);
@@ -559,13 +324,13 @@ export class ClassicQueue implements AsyncDisposable {
    */
   protected browserOpened(): void {
     this.#browsers++;
-    this.#clearExpires();
+    this.#expires.stop();
   }
 
   /** A browser ended: with no consumers left, the `x-expires` countdown starts. */
   protected browserClosed(): void {
     this.#browsers--;
-    if (!this.#inUse()) this.#armExpires();
+    this.#touch();
   }
 
   /** Marks the queue as used (a redeclare), restarting its `x-expires` countdown. */
@@ -592,12 +357,12 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#closed || classicArgumentsDiff(before, limits) === undefined)
       return Promise.resolve();
     this.#limits = limits;
-    this.#queueTtl = this.#limits.messageTtl ?? Number.POSITIVE_INFINITY;
+    this.#ttl.setQueueTtl(this.#limits.messageTtl);
     if (before.expires !== this.#limits.expires) {
-      this.#clearExpires();
+      this.#expires.stop();
       this.#touch();
     }
-    if (before.overflow === 'drop-head' && this.#limited()) this.#dropHeads();
+    if (before.overflow === 'drop-head' && hasLengthLimit(this.#limits)) this.#dropHeads();
     return this.store.sync();
   }
 
@@ -636,11 +401,11 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
-      const reason = this.#overLimit(1, message.body.length);
+      const reason = overLengthLimit(args, store, 1, message.body.length);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
-        if (dropChannel.hasSubscribers) this.#publishDrop(message, 'overflow', dlx);
-        if (dlx) void this.#deadLetter(borrowed ? ownBody(message) : message, reason);
+        if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
+        if (dlx) void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -648,17 +413,17 @@ export class ClassicQueue implements AsyncDisposable {
         );
       }
     }
-    const ttl = this.#ttlOf(message);
+    const ttl = this.#ttl.of(message);
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
     if (this.#consumers.length > 0) this.#dispatch();
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
-    if (this.#limited()) this.#dropHeads();
+    if (hasLengthLimit(this.#limits)) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
-      else this.#indexExpiry(now + ttl, handle);
+      else this.#ttl.index(now + ttl, handle);
     }
     return store.sync();
   }
@@ -680,21 +445,6 @@ export class ClassicQueue implements AsyncDisposable {
     this.#tickNow = Number.NaN;
   };
 
-  /** Whether the queue has a length limit. */
-  #limited(): boolean {
-    return this.#limits.maxLength !== undefined || this.#limits.maxLengthBytes !== undefined;
-  }
-
-  /** `maxlen`/`maxlenbytes` if adding `count` messages of `bytes` would pass a limit. */
-  #overLimit(count: number, bytes: number): 'maxlen' | 'maxlenbytes' | undefined {
-    const { maxLength, maxLengthBytes } = this.#limits;
-    if (maxLength !== undefined && this.store.readyCount + count > maxLength) return 'maxlen';
-    if (maxLengthBytes !== undefined && this.store.readyBytes + bytes > maxLengthBytes) {
-      return 'maxlenbytes';
-    }
-    return undefined;
-  }
-
   /** `#dropHeads` at the end of this synchronous run of requeues. */
   #dropHeadsSoon(): void {
     if (this.#dropPending) return;
@@ -708,7 +458,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
     for (;;) {
-      const reason = this.#overLimit(0, 0);
+      const reason = overLengthLimit(this.#limits, this.store, 0, 0);
       if (reason === undefined) return;
       const handle = this.store.peek();
       if (handle === NO_HANDLE) return;
@@ -724,40 +474,19 @@ export class ClassicQueue implements AsyncDisposable {
     callback: ConsumerCallback | undefined,
   ): Subscription<number> {
     this.#assertOpen();
-    checkSubscribeParams(params);
-    if (callback !== undefined && typeof callback !== 'function') {
-      throw new TypeError('subscribe() callback must be a function');
-    }
-    if (this.#strict) {
-      refuseUnknownArguments(
-        params.args,
-        CONSUMER_ARGUMENTS,
-        'consumer argument',
-        this.name,
-        this.#vhost,
-      );
-    }
-    const priority = consumerPriority(params.args?.['x-priority']);
-    if (params.exclusive === true && this.arguments.singleActiveConsumer) {
-      throw new PreconditionFailedError(
-        `cannot register an exclusive consumer on single active consumer queue '${this.name}'`,
-      );
-    }
-    if (this.#exclusive || (params.exclusive === true && this.#consumers.length > 0)) {
-      throw new AccessRefusedError(
-        `${resourceName('queue', this.name, this.#vhost)} in exclusive use`,
-      );
-    }
-    if (params.tag && this.#consumers.some((c) => c.consumerTag === params.tag)) {
-      throw new PreconditionFailedError(
-        `consumer tag '${params.tag}' is already in use on queue '${this.name}'`,
-      );
-    }
+    const priority = admitConsumer(params, callback, {
+      name: this.name,
+      vhost: this.#vhost,
+      strict: this.#strict,
+      singleActiveConsumer: this.arguments.singleActiveConsumer,
+      exclusive: this.#exclusive,
+      consumers: this.#consumers,
+    });
     const consumer = new Subscription<number>(this.#host, this.name, params, callback);
     this.#consumers.push(consumer);
     this.#rotation.add(consumer, priority);
     if (consumer.exclusive) this.#exclusive = true;
-    this.#clearExpires();
+    this.#expires.stop();
     this.#dispatch();
     return consumer;
   }
@@ -768,7 +497,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#consumers.splice(i, 1);
     this.#rotation.remove(consumer);
     if (consumer.exclusive) this.#exclusive = false;
-    if (!this.#inUse()) this.#armExpires();
+    if (!this.#inUse()) this.#expires.restart(this.#limits.expires);
     // The next active consumer takes over once a closing one has returned its messages, so the
     // requeued ones go to it first, as on RabbitMQ.
     else if (i === 0 && this.arguments.singleActiveConsumer) queueMicrotask(() => this.#dispatch());
@@ -788,7 +517,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#dispatching || this.#dispatchDeferred || this.#closed) return;
     this.#dispatching = true;
     try {
-      if (this.#expiry.size > 0) this.#expireDue();
+      if (this.#ttl.pending) this.#ttl.expireDue();
       const store = this.store;
       while (store.readyCount > 0 && !this.#dispatchDeferred) {
         const consumer = this.#pickConsumer();
@@ -848,13 +577,9 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit: drop-head drops once every message
     // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
-    if (this.#limits.overflow === 'drop-head' && this.#limited()) this.#dropHeadsSoon();
-    const ttl = this.#ttlOf(this.store.message(handle));
-    if (ttl !== Number.POSITIVE_INFINITY) {
-      const at = this.store.timestamp(handle) + ttl;
-      if (at <= this.clock.now()) this.#expire(handle);
-      else this.#indexExpiry(at, handle);
-    }
+    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits))
+      this.#dropHeadsSoon();
+    this.#ttl.requeued(handle);
     this.#deferDispatch();
   }
 
@@ -881,15 +606,10 @@ export class ClassicQueue implements AsyncDisposable {
 
   /** The queue discards a message by a rule of its own: say so, and dead-letter it. */
   #dropOut(handle: number, reason: DeathReason & DropReason, inFlight: boolean): void {
-    if (dropChannel.hasSubscribers) this.#publishDrop(this.store.message(handle), reason, true);
+    if (dropChannel.hasSubscribers) {
+      this.#deadLetters.reportDrop(this.store.message(handle), reason, true);
+    }
     this.#deadLetterOut(handle, reason, inFlight);
-  }
-
-  /** `dlx`: the rule dead-letters the message if the queue has somewhere to send it. */
-  #publishDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
-    const deadLettered =
-      dlx && this.#limits.deadLetterExchange !== undefined && this.#deadLetterRouter !== undefined;
-    dropChannel.publish({ queue: this.name, reason, message, deadLettered });
   }
 
   /**
@@ -904,25 +624,12 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     const store = this.store;
-    const message = store.message(handle);
-    let routed!: (stored: Promise<void> | undefined) => void;
-    const stored = new Promise<Promise<void> | undefined>((resolve) => {
-      routed = resolve;
-    }).then((copy) => copy);
-    store.deletionsAfter = stored;
+    store.deletionsAfter = this.#deadLetters.sendRejected(store.message(handle), maxPriority);
     try {
       this.#settle(handle);
     } finally {
       store.deletionsAfter = undefined;
     }
-    const batch = this.#rejected;
-    batch.push({ message, routed });
-    if (batch.length > 1) return;
-    queueMicrotask(() => {
-      const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
-      const ordered = batch.splice(0).sort((x, y) => level(y.message) - level(x.message));
-      for (const { message: m, routed: done } of ordered) done(this.#deadLetter(m, 'rejected'));
-    });
   }
 
   /**
@@ -931,7 +638,7 @@ export class ClassicQueue implements AsyncDisposable {
    */
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
-    store.deletionsAfter = this.#deadLetter(store.message(handle), reason);
+    store.deletionsAfter = this.#deadLetters.send(store.message(handle), reason);
     try {
       if (inFlight) this.#settle(handle);
       else this.#removeReady(handle);
@@ -940,101 +647,14 @@ export class ClassicQueue implements AsyncDisposable {
     }
   }
 
-  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
-  #deadLetter(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
-    const { deadLetterExchange, deadLetterRoutingKey } = this.#limits;
-    const router = this.#deadLetterRouter;
-    if (deadLetterExchange === undefined || router === undefined) return undefined;
-    const copy = deadLetteredCopy(
-      message,
-      this.name,
-      reason,
-      this.clock.now(),
-      deadLetterExchange,
-      deadLetterRoutingKey,
-    );
-    // Through the default exchange the target is the routing key: cycles are dropped here.
-    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
-    if (deadLetterChannel.hasSubscribers) {
-      deadLetterChannel.publish({
-        queue: this.name,
-        reason,
-        exchange: copy.exchange,
-        routingKey: copy.routingKey,
-        message: copy,
-      });
-    }
-    try {
-      const result = router(copy);
-      if (result) result.catch(this.#onDeadLetterError);
-      return result ?? undefined;
-    } catch (error) {
-      this.#onDeadLetterError(error);
-      return undefined;
-    }
-  }
-
-  readonly #onDeadLetterError = (error: unknown): void => this.reportError(error, 'dead-letter');
-
   /** Reports an error nobody awaits through `onError` and `mqlite:error`. */
   protected reportError(error: unknown, source: ErrorSource, consumerTag?: string): void {
     reportError(this.#onError, error, source, this.name, consumerTag);
   }
 
-  // ------------------------------------------------------------------------------------------
-  // Message TTL
-
-  /** Effective TTL of a message: the lower of `x-message-ttl` and its `expiration`. */
-  #ttlOf(message: StoredMessage): number {
-    const expiration = message.properties.expiration;
-    if (expiration === undefined) return this.#queueTtl;
-    const ttl = Number(expiration);
-    return Math.min(ttl, this.#queueTtl);
-  }
-
-  #indexExpiry(at: number, handle: number): void {
-    const expiry = this.#expiry;
-    expiry.push(at, handle);
-    if (at < this.#expiryTimerAt) this.#armExpiryTimer();
-    // Entries of messages consumed before they expired pile up: sweep them now and then.
-    if (expiry.size > 1024 && expiry.size > 2 * this.store.readyCount) {
-      expiry.compact((h) => this.store.isReady(h));
-    }
-  }
-
+  /** A ready message's TTL ran out. */
   #expire(handle: number): void {
     this.#dropOut(handle, 'expired', false);
-  }
-
-  /** Expires every ready message whose time has come, wherever it is in the queue. */
-  #expireDue(): void {
-    const expiry = this.#expiry;
-    const now = this.clock.now();
-    while (expiry.size > 0 && expiry.nextAt <= now) {
-      const handle = expiry.nextHandle;
-      expiry.pop();
-      if (this.store.isReady(handle)) this.#expire(handle);
-    }
-    this.#armExpiryTimer();
-  }
-
-  #armExpiryTimer(): void {
-    const at = this.#expiry.nextAt;
-    if (at === this.#expiryTimerAt) return;
-    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
-    this.#expiryTimerAt = at;
-    if (at === Number.POSITIVE_INFINITY || this.#closed) return;
-    this.#expiryTimer = this.clock.setTimeout(() => {
-      this.#expiryTimer = undefined;
-      this.#expiryTimerAt = Number.POSITIVE_INFINITY;
-      if (this.#closed) return;
-      try {
-        this.#expireDue();
-      } catch (error) {
-        this.reportError(error, 'expiry');
-      }
-    }, at - this.clock.now());
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1045,56 +665,30 @@ export class ClassicQueue implements AsyncDisposable {
     return this.#consumers.length > 0 || this.#browsers > 0;
   }
 
+  /** Restarts the `x-expires` countdown unless the queue is in use. */
   #touch(): void {
-    if (!this.#inUse()) this.#armExpires();
+    if (!this.#inUse()) this.#expires.restart(this.#limits.expires);
   }
 
-  #armExpires(): void {
-    const expires = this.#limits.expires;
-    if (expires === undefined || this.#closed) return;
-    this.#clearExpires();
-    this.#expiresTimer = this.clock.setTimeout(() => {
-      this.#expiresTimer = undefined;
-      if (this.#closed || this.#inUse()) return;
-      this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
-    }, expires);
-  }
-
-  #clearExpires(): void {
-    if (this.#expiresTimer === undefined) return;
-    this.clock.clearTimeout(this.#expiresTimer);
-    this.#expiresTimer = undefined;
+  /** The `x-expires` countdown ran out. */
+  #expired(): void {
+    if (this.#closed || this.#inUse()) return;
+    this.delete().catch((error: unknown) => this.reportError(error, 'queue-delete'));
   }
 
   // ------------------------------------------------------------------------------------------
   // Lifecycle
 
-  /**
-   * After a reopen: indexes the expiry of recovered messages and starts `x-expires`. Reads no
-   * message: arrival times come from the log and per-message expirations from the store, which
-   * noted them while it opened.
-   */
+  /** After a reopen: expires or indexes the recovered messages and starts `x-expires`. */
   #recover(): void {
-    const store = this.store;
-    const queueTtl = this.#queueTtl;
-    const expiry = this.#expiry;
-    if (queueTtl !== Number.POSITIVE_INFINITY) {
-      for (const handle of [...store.ready()])
-        expiry.push(store.timestamp(handle) + queueTtl, handle);
-    }
-    // A handle indexed twice is harmless: whichever entry comes due first expires it.
-    for (const [handle, ttl] of store.takeRecoveredExpirations()) {
-      if (ttl < queueTtl) expiry.push(store.timestamp(handle) + ttl, handle);
-    }
-    if (expiry.size > 0) this.#expireDue();
-    this.#armExpires();
+    this.#ttl.recover();
+    this.#expires.restart(this.#limits.expires);
   }
 
   async #shutdown(deleted = false): Promise<void> {
     this.#closed = true;
-    this.#clearExpires();
-    if (this.#expiryTimer !== undefined) this.clock.clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
+    this.#expires.close();
+    this.#ttl.close();
     for (const consumer of [...this.#consumers]) await consumer.detach(deleted);
     await this.#getChannel?.detach(deleted);
     await this.#getNoAckChannel?.detach(deleted);
@@ -1104,28 +698,4 @@ export class ClassicQueue implements AsyncDisposable {
   #assertOpen(): void {
     if (this.#closed) throw new ClosedError(`queue '${this.name}' is closed`);
   }
-}
-
-/** An AbortSignal, or an object that behaves as one (another realm's, a polyfill). */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  if (value instanceof AbortSignal) return true;
-  const candidate = value as Partial<AbortSignal> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.aborted === 'boolean' &&
-    typeof candidate.addEventListener === 'function' &&
-    typeof candidate.removeEventListener === 'function'
-  );
-}
-
-function consumerPriority(value: unknown): number {
-  if (value === undefined) return 0;
-  const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) {
-    throw new PreconditionFailedError(
-      `consumer argument x-priority must be an integer, got ${String(value)}`,
-    );
-  }
-  return n;
 }

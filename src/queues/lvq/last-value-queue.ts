@@ -6,13 +6,13 @@ import { messageCodec } from '../../message/codec.js';
 import { Message, type Settlement } from '../../message/message.js';
 import type { FieldValue } from '../../message/types.js';
 import {
-  ClassicQueue,
   type ClassicQueueInit,
   type ClassicQueueOptions,
   checkClassicOptionKeys,
   classicInit,
   openClassicNamespace,
-} from '../classic/classic-queue.js';
+} from '../classic/classic-options.js';
+import { ClassicQueue } from '../classic/classic-queue.js';
 import { LVQ_ARGUMENT, LVQ_ARGUMENTS, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from './arguments.js';
 import { type BrowseCallback, type Browser, BrowserSet } from './browse.js';
 import { ConflatingStore, LVQ_LOG } from './conflating-store.js';

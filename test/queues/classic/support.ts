@@ -1,10 +1,8 @@
 import { afterEach, beforeEach } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import type { StoredMessage } from '../../../src/message/types.js';
-import type {
-  ClassicQueue,
-  ClassicQueueOptions,
-} from '../../../src/queues/classic/classic-queue.js';
+import type { ClassicQueueOptions } from '../../../src/queues/classic/classic-options.js';
+import type { ClassicQueue } from '../../../src/queues/classic/classic-queue.js';
 import {
   PriorityQueue,
   type PriorityQueueOptions,

@@ -1,0 +1,117 @@
+/**
+ * Where a classic queue's dead messages go: the `mqlite:drop` and `mqlite:dead-letter` events, the
+ * dead-letter copy handed to the router (cycles dropped), and a priority queue's rejected messages
+ * sent together highest priority first. Separate from `ClassicQueue` because none of it touches
+ * the queue's messages: the queue settles or removes the record, this sends the copy on.
+ */
+import type { Clock } from '../../clock.js';
+import { type DropReason, deadLetterChannel, dropChannel } from '../../diagnostics.js';
+import type { StoredMessage } from '../../message/types.js';
+import type { ClassicArguments } from '../arguments.js';
+import {
+  type DeadLetterRouter,
+  type DeathReason,
+  deadLetteredCopy,
+  isDeadLetterCycle,
+} from './dead-letter.js';
+
+/** What the sender reads of its queue at each death: the limits change with `applyLimits`. */
+export interface DeadLetterSource {
+  readonly name: string;
+  readonly limits: ClassicArguments;
+}
+
+/** A rejected message waiting for the end of its run of rejects. */
+interface Rejected {
+  readonly message: StoredMessage;
+  readonly routed: (stored: Promise<void> | undefined) => void;
+}
+
+/** Sends the dead messages of one queue to its dead-letter exchange, if it has one. */
+export class DeadLetterSender {
+  readonly #queue: DeadLetterSource;
+  readonly #clock: Clock;
+  readonly #router: DeadLetterRouter | undefined;
+  /** Reports a dead letter that could not be routed or stored. */
+  readonly #onError: (error: unknown) => void;
+  /** Rejected messages of a priority queue waiting to be dead-lettered together. */
+  readonly #rejected: Rejected[] = [];
+
+  constructor(
+    queue: DeadLetterSource,
+    clock: Clock,
+    router: DeadLetterRouter | undefined,
+    onError: (error: unknown) => void,
+  ) {
+    this.#queue = queue;
+    this.#clock = clock;
+    this.#router = router;
+    this.#onError = onError;
+  }
+
+  /**
+   * Publishes the drop event (callers check `dropChannel.hasSubscribers` first). `dlx`: the rule
+   * dead-letters the message if the queue has somewhere to send it.
+   */
+  reportDrop(message: StoredMessage, reason: DropReason, dlx: boolean): void {
+    const deadLettered =
+      dlx && this.#queue.limits.deadLetterExchange !== undefined && this.#router !== undefined;
+    dropChannel.publish({ queue: this.#queue.name, reason, message, deadLettered });
+  }
+
+  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
+  send(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
+    const queue = this.#queue;
+    const { deadLetterExchange, deadLetterRoutingKey } = queue.limits;
+    const router = this.#router;
+    if (deadLetterExchange === undefined || router === undefined) return undefined;
+    const copy = deadLetteredCopy(
+      message,
+      queue.name,
+      reason,
+      this.#clock.now(),
+      deadLetterExchange,
+      deadLetterRoutingKey,
+    );
+    // Through the default exchange the target is the routing key: cycles are dropped here.
+    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
+    if (deadLetterChannel.hasSubscribers) {
+      deadLetterChannel.publish({
+        queue: queue.name,
+        reason,
+        exchange: copy.exchange,
+        routingKey: copy.routingKey,
+        message: copy,
+      });
+    }
+    try {
+      const result = router(copy);
+      if (result) result.catch(this.#onError);
+      return result ?? undefined;
+    } catch (error) {
+      this.#onError(error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Sends a rejected message at the end of this synchronous run of rejects (a multiple nack),
+   * the run highest priority first, as RabbitMQ's priority queue does. Returns the promise of
+   * its copy's storage, for the queue to delete the record after.
+   */
+  sendRejected(message: StoredMessage, maxPriority: number): Promise<void> {
+    let routed!: (stored: Promise<void> | undefined) => void;
+    const stored = new Promise<Promise<void> | undefined>((resolve) => {
+      routed = resolve;
+    }).then((copy) => copy);
+    const batch = this.#rejected;
+    batch.push({ message, routed });
+    if (batch.length > 1) return stored;
+    queueMicrotask(() => {
+      const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
+      const ordered = batch.splice(0).sort((x, y) => level(y.message) - level(x.message));
+      for (const { message: m, routed: done } of ordered) done(this.send(m, 'rejected'));
+    });
+    return stored;
+  }
+}
