@@ -110,7 +110,9 @@ export class AmqpChannel implements ReplyTarget {
   readonly #exchangeBytes = new ShortstrCache();
   readonly #routingKeyBytes = new ShortstrCache();
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
-  #replyConsumer: { readonly tag: string; readonly address: string } | undefined;
+  #replyConsumer:
+    | { readonly tag: string; readonly tagBytes: Buffer; readonly address: string }
+    | undefined;
 
   constructor(id: number, host: ChannelHost) {
     this.id = id;
@@ -485,7 +487,11 @@ export class AmqpChannel implements ReplyTarget {
   #consumeReplies(tag: string, a: ArgsOf<'basic.consume'>): void {
     if (!a.noAck) throw new AmqpException(406, 'reply consumer cannot acknowledge');
     if (this.#replyConsumer) throw new AmqpException(406, 'reply consumer already set');
-    this.#replyConsumer = { tag, address: this.#host.replies.register(this) };
+    this.#replyConsumer = {
+      tag,
+      tagBytes: shortstrBytes(tag),
+      address: this.#host.replies.register(this),
+    };
     this.#reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
   }
 
@@ -494,7 +500,7 @@ export class AmqpChannel implements ReplyTarget {
     const reply = this.#replyConsumer;
     if (this.#state !== 'open' || !reply) return;
     this.#writeDelivery(
-      shortstrBytes(reply.tag),
+      reply.tagBytes,
       this.#deliveries.nextTag(),
       false,
       '',
