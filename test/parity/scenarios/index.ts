@@ -23,6 +23,8 @@ const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
   'a rejected message with CC is dead-lettered by its key and CC, or by the dead-letter routing key alone (CC dropped)':
     'keeps CC on a message dead-lettered with a dead-letter routing key',
   'a priority above x-max-priority counts as the maximum': 'does not cap priorities',
+  'stream consumers waiting at the end of a stream each get every new message at once':
+    'a publish sometimes wakes one of two waiting stream consumers; the other gets it at the next publish',
   'x-max-length-bytes drops by body bytes, dead-lettering with reason maxlen (maxlenbytes on mqlite)':
     'counts message bytes differently',
   'x-overflow reject-publish-dlx refuses the new message and dead-letters it':

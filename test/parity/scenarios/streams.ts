@@ -33,9 +33,24 @@ export const streamScenarios: Scenario[] = [
     },
   },
   {
-    name: 'independent stream consumers each see every message',
+    name: 'independent stream consumers each read the whole stream',
     async run(_session, ctx) {
-      const q = await stream(ctx, 'stream-independent');
+      const q = await stream(ctx, 'stream-independent-read');
+      await publishAll(q, ['m1', 'm2', 'm3']);
+      const a = await readFrom(q, 'first', 3);
+      const b = await readFrom(q, 'first', 3);
+      expect([a.bodies(), b.bodies()]).toEqual([
+        ['m1', 'm2', 'm3'],
+        ['m1', 'm2', 'm3'],
+      ]);
+      await a.cancel();
+      await b.cancel();
+    },
+  },
+  {
+    name: 'stream consumers waiting at the end of a stream each get every new message at once',
+    async run(_session, ctx) {
+      const q = await stream(ctx, 'stream-independent-live');
       const a = await recorder(q, { prefetch: 100, args: { 'x-stream-offset': 'first' } });
       const b = await recorder(q, { prefetch: 100, args: { 'x-stream-offset': 'first' } });
       await publishAll(q, ['m1', 'm2', 'm3']);
