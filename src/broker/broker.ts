@@ -7,36 +7,14 @@
  */
 
 import { type Clock, systemClock } from '../clock.js';
-import {
-  type ErrorHandler,
-  type ErrorSource,
-  reportError,
-  type UnroutableEvent,
-  unroutableChannel,
-  warnOnError,
-} from '../diagnostics.js';
-import {
-  assertOpen,
-  ClosedError,
-  CorruptionError,
-  DataLossError,
-  DEFAULT_VHOST,
-  NoRouteError,
-  NotFoundError,
-  PreconditionFailedError,
-  ResourceLockedError,
-  resourceName,
-} from '../errors.js';
+import { type ErrorHandler, warnOnError } from '../diagnostics.js';
+import { assertOpen, DEFAULT_VHOST } from '../errors.js';
 import { Exchanges } from '../exchanges/registry.js';
 import type { DestinationType, ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
-import { checkGeoHeaders } from '../filters/index.js';
-import { normalizeMessage } from '../message/normalize.js';
 import type { FieldTable, PublishBody } from '../message/types.js';
-import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
-import type { Subscription } from '../queues/consumer.js';
-import { refuseUnknownArguments } from '../queues/unknown-names.js';
 import { memoryStorage } from '../storage/memory.js';
 import type { Namespace, StorageAdapter } from '../storage/types.js';
+import type { BrokerContext } from './broker-context.js';
 import {
   type BrokerOptions,
   checkOptions,
@@ -44,14 +22,8 @@ import {
   loadTopologies,
 } from './broker-options.js';
 import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
-import { createDeadLetterRouter } from './dead-letter.js';
-import {
-  type Declaration,
-  type QueueDeclareOptions,
-  resolveDeclaration,
-} from './declare-options.js';
+import type { QueueDeclareOptions } from './declare-options.js';
 import { type Definitions, writeDefinitions } from './definitions.js';
-import { assertEquivalent } from './equivalence.js';
 import {
   BrokerExchange,
   type ExchangeHost,
@@ -59,28 +31,19 @@ import {
   type ExchangePublishOptions,
 } from './exchange-handle.js';
 import { ExchangeShortcuts } from './exchange-shortcuts.js';
+import { OpenQueues } from './open-queues.js';
 import { Policies, type Policy, type PolicyOptions } from './policies.js';
+import { Publisher } from './publisher.js';
 import {
   asDeclared,
-  attachBindings,
   type BrokerQueue,
   type DeclaredQueue,
-  type DeletedQueueRoutes,
   type DeleteQueueOptions,
-  type QueueBinder,
-  redirectDeleted,
 } from './queue-handle.js';
-import { appliedPolicy, NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
-import { type AnyQueue, KINDS, queueStats } from './queue-kinds.js';
-import { checkQueueName } from './queue-name.js';
-import {
-  BROKER_NAMESPACE,
-  BrokerRegistry,
-  loadOwnDeclaration,
-  type StoredQueue,
-  saveOwnDeclaration,
-} from './registry.js';
-import { deadLetterRoutingKeys, routingKeysOf, withoutBcc } from './sender-selected.js';
+import { NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
+import { queueStats } from './queue-kinds.js';
+import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
+import { restoreQueues } from './restore.js';
 import { BrokerSession, type SessionHost } from './session.js';
 import { applyTopology, type TopologyHost } from './topology.js';
 
@@ -106,18 +69,6 @@ export interface BrokerStats {
   readonly unroutableReturned: number;
 }
 
-interface Entry {
-  readonly declaration: Declaration;
-  readonly queue: BrokerQueue;
-  /** The queue's own `delete()`, run once the broker's checks passed. */
-  readonly destroy: () => Promise<number>;
-  /** The session (or the broker itself) an exclusive queue belongs to. */
-  readonly owner: object | undefined;
-}
-
-/** Longest routing key: an AMQP short string. */
-const MAX_KEY_BYTES = 255;
-
 /**
  * An in-process broker: one virtual host of queues.
  *
@@ -141,50 +92,27 @@ const MAX_KEY_BYTES = 255;
  * `Broker.open()` in tests and on `AMQPSession.connect(url)` against a real broker.
  */
 export class Broker extends ExchangeShortcuts implements AsyncDisposable {
-  readonly #storage: StorageAdapter;
-  readonly #clock: Clock;
+  readonly #context: BrokerContext;
+  /** The broker's own namespace, holding its records. */
   readonly #namespace: Namespace;
-  readonly #registry: BrokerRegistry;
-  readonly #entries = new Map<string, Entry>();
+  readonly #queues: OpenQueues;
+  readonly #publisher: Publisher;
   readonly #sessions = new Set<BrokerSession>();
-  readonly #exchanges: Exchanges;
-  readonly #deadLetter: DeadLetterRouter;
-  #unroutableDropped = 0;
-  #unroutableReturned = 0;
-  /** Declarations and deletions run one at a time, so two never race on one name. */
-  #operations: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
-    declare: (name, options, owner) => this.#declare(name, options, owner),
+    declare: (name, options, owner) => this.#queues.declare(name, options, owner),
     exchange: (name, type, options) => this.exchange(name, type, options),
-    deleteOwned: (owner) => this.#deleteOwned(owner),
+    deleteOwned: (owner) => this.#queues.deleteOwned(owner),
     detach: (session) => {
       this.#sessions.delete(session);
     },
   };
-  readonly #binder: QueueBinder = {
-    bind: (queue, exchange, routingKey, args) =>
-      this.#bindings(queue, () => this.#exchanges.bind(exchange, queue, routingKey, args)),
-    unbind: (queue, exchange, routingKey, args) =>
-      this.#bindings(queue, () => this.#exchanges.unbind(exchange, queue, routingKey, args)),
-    delete: (queue, options) => this.deleteQueue(queue, options),
-  };
-  readonly #deletedRoutes: DeletedQueueRoutes = {
-    publish: (queue, body, properties) =>
-      this.#publish('', body, { ...properties, routingKey: queue }),
-    current: (queue) => this.#entry(queue).queue,
-  };
   readonly #exchangeHost: ExchangeHost = {
-    publish: (exchange, body, options) => this.#publish(exchange, body, options),
+    publish: (exchange, body, options) => this.#publisher.publish(exchange, body, options),
     delete: (exchange, options) => this.deleteExchange(exchange, options),
     bind: (destination, source, key, args) => this.bindExchange(destination, source, key, args),
     unbind: (destination, source, key, args) => this.unbindExchange(destination, source, key, args),
   };
-  readonly #onError: ErrorHandler;
-  readonly #strict: boolean;
-  readonly #vhost: string;
-  readonly #damaged: DamagedQueues;
-  readonly #policies: Policies;
 
   private constructor(
     storage: StorageAdapter,
@@ -196,33 +124,36 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     vhost: string,
   ) {
     super();
-    this.#storage = storage;
-    this.#clock = clock;
-    this.#onError = onError;
-    this.#strict = strict;
-    this.#vhost = vhost;
-    this.#damaged = damaged;
     this.#namespace = namespace;
-    this.#registry = new BrokerRegistry(namespace.meta);
-    this.#policies = new Policies(
-      this.#registry.loadPolicies((loss) => damaged.report(loss)),
+    const registry = new BrokerRegistry(namespace.meta);
+    const policies = new Policies(
+      registry.loadPolicies((loss) => damaged.report(loss)),
       vhost,
     );
-    this.#exchanges = Exchanges.fromJSON(this.#registry.loadExchanges(), {
+    const exchanges = Exchanges.fromJSON(registry.loadExchanges(), {
       vhost,
-      alternateExchange: (name) =>
-        this.#policies.forExchange(name)?.definition['alternate-exchange'],
-      hasDestination: (queue) => this.#entries.has(queue) || this.#damaged.has(queue),
+      alternateExchange: (name) => policies.forExchange(name)?.definition['alternate-exchange'],
+      hasDestination: (queue) => this.#queues.has(queue) || damaged.has(queue),
       onChange: (exchange) => {
-        this.#registry.saveExchange(exchange, this.#exchanges.exchangeToJSON(exchange));
+        registry.saveExchange(exchange, exchanges.exchangeToJSON(exchange));
       },
     });
-    const exchanges = this.#exchanges;
-    this.#deadLetter = createDeadLetterRouter(
-      (exchange, routingKey, headers) =>
-        exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
-      (name) => this.#entries.get(name)?.queue,
+    this.#context = {
+      storage,
+      clock,
+      registry,
+      exchanges,
+      policies,
+      damaged,
+      onError,
+      strict,
+      vhost,
+      closed: () => this.closed,
+    };
+    this.#queues = new OpenQueues(this.#context, (exchange, body, options) =>
+      this.#publisher.publish(exchange, body, options),
     );
+    this.#publisher = new Publisher(this.#context, this.#queues);
   }
 
   /**
@@ -260,7 +191,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         options.strict === true,
         options.vhost ?? DEFAULT_VHOST,
       );
-      await broker.#restore();
+      await restoreQueues(broker.#queues, broker.#context);
       for (const topology of topologies) await applyTopology(broker.#topologyHost(), topology);
       return broker;
     } catch (error) {
@@ -278,7 +209,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   /** The virtual host this broker is (the `vhost` option, default `/`). */
   get vhost(): string {
-    return this.#vhost;
+    return this.#context.vhost;
   }
 
   /**
@@ -296,7 +227,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     name = '',
     options?: O,
   ): Promise<BrokerQueue<DeclaredQueue<O>>> {
-    return this.#declare(name, options, this).then(asDeclared<O>);
+    return this.#queues.declare(name, options, this).then(asDeclared<O>);
   }
 
   /**
@@ -312,8 +243,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    */
   async exchange(name: string, type: string, options?: ExchangeOptions): Promise<BrokerExchange> {
     assertOpen(this.closed, 'broker');
-    this.#exchanges.declare(name, type, options as ExchangeDeclareOptions | undefined);
-    await this.#registry.sync();
+    this.#context.exchanges.declare(name, type, options as ExchangeDeclareOptions | undefined);
+    await this.#context.registry.sync();
     return new BrokerExchange(this.#exchangeHost, name);
   }
 
@@ -326,7 +257,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   async deleteExchange(name: string, options: { ifUnused?: boolean } = {}): Promise<void> {
     assertOpen(this.closed, 'broker');
     if (typeof name !== 'string') throw new TypeError('exchange name must be a string');
-    if (this.#exchanges.delete(name, options)) await this.#registry.sync();
+    if (this.#context.exchanges.delete(name, options)) await this.#context.registry.sync();
   }
 
   /**
@@ -335,13 +266,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * handles).
    */
   publish(exchange: string, body: PublishBody, options?: ExchangePublishOptions): Promise<void> {
-    return this.#publish(exchange, body, options);
+    return this.#publisher.publish(exchange, body, options);
   }
 
   /** Every exchange (the default `""` and the predeclared `amq.*` ones included), by name. */
   exchanges(): ExchangeInfo[] {
     assertOpen(this.closed, 'broker');
-    return this.#exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
+    return this.#context.exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   /** The bindings leading to a queue (or an exchange), with their source (`""` not listed). */
@@ -350,7 +281,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     destinationType: DestinationType = 'queue',
   ): { source: string; routingKey: string; args: Readonly<FieldTable> }[] {
     assertOpen(this.closed, 'broker');
-    return this.#exchanges
+    return this.#context.exchanges
       .bindingsTo(destination, destinationType)
       .map(({ source, routingKey, args }) => ({ source, routingKey, args }));
   }
@@ -369,7 +300,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     args: Record<string, unknown> = {},
   ): Promise<void> {
     return this.#exchangeBinding(() =>
-      this.#exchanges.bindExchange(destination, source, routingKey, args as FieldTable),
+      this.#context.exchanges.bindExchange(destination, source, routingKey, args as FieldTable),
     );
   }
 
@@ -384,7 +315,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     args: Record<string, unknown> = {},
   ): Promise<void> {
     return this.#exchangeBinding(() =>
-      this.#exchanges.unbindExchange(destination, source, routingKey, args as FieldTable),
+      this.#context.exchanges.unbindExchange(destination, source, routingKey, args as FieldTable),
     );
   }
 
@@ -397,16 +328,16 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   exportDefinitions(): Definitions {
     const exchanges = this.exchanges();
     const bindings = exchanges.flatMap(({ name }) =>
-      this.#exchanges.bindings(name).map((b) => ({ source: name, ...b })),
+      this.#context.exchanges.bindings(name).map((b) => ({ source: name, ...b })),
     );
-    return writeDefinitions(this.queues(), exchanges, bindings, this.policies(), this.#vhost);
+    return writeDefinitions(this.queues(), exchanges, bindings, this.policies(), this.vhost);
   }
 
   /** The broker's counters (unroutable messages). */
   stats(): BrokerStats {
     return {
-      unroutableDropped: this.#unroutableDropped,
-      unroutableReturned: this.#unroutableReturned,
+      unroutableDropped: this.#publisher.unroutableDropped,
+      unroutableReturned: this.#publisher.unroutableReturned,
     };
   }
 
@@ -417,12 +348,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    *   it holds messages.
    */
   deleteQueue(name: string, options: DeleteQueueOptions = {}): Promise<number> {
-    try {
-      assertOpen(this.closed, 'broker');
-      return this.#delete(checkQueueName(name), options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#queues.delete(name, options);
   }
 
   /**
@@ -431,17 +357,17 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * @throws NotFoundError (404) when there is no such queue.
    */
   async purge(name: string): Promise<number> {
-    return this.#entry(name).queue.purge();
+    return this.#queues.existing(name).queue.purge();
   }
 
   /** Every queue, in name order, with its declaration and statistics. */
   queues(): QueueInfo[] {
     assertOpen(this.closed, 'broker');
-    const listed = [...this.#entries.values()].map(({ declaration, queue }) =>
-      queueInfo(declaration, this.#policies, queueStats(queue)),
+    const listed = [...this.#queues.values()].map(({ declaration, queue }) =>
+      queueInfo(declaration, this.#context.policies, queueStats(queue)),
     );
-    for (const { declaration: d, error } of this.#damaged.list()) {
-      if (d) listed.push({ ...queueInfo(d, this.#policies, NO_STATS), damaged: error });
+    for (const { declaration: d, error } of this.#context.damaged.list()) {
+      if (d) listed.push({ ...queueInfo(d, this.#context.policies, NO_STATS), damaged: error });
     }
     return listed.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -456,7 +382,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    */
   damaged(): DamagedQueue[] {
     assertOpen(this.closed, 'broker');
-    return this.#damaged.list();
+    return this.#context.damaged.list();
   }
 
   /**
@@ -467,7 +393,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    *   invalid pattern, `applyTo`, priority or definition, worded as RabbitMQ words it.
    */
   setPolicy(name: string, options: PolicyOptions): Promise<void> {
-    return this.#changePolicies(() => this.#registry.savePolicy(this.#policies.set(name, options)));
+    return this.#changePolicies(() =>
+      this.#context.registry.savePolicy(this.#context.policies.set(name, options)),
+    );
   }
 
   /**
@@ -477,15 +405,15 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    */
   clearPolicy(name: string): Promise<void> {
     return this.#changePolicies(() => {
-      this.#policies.clear(name);
-      this.#registry.removePolicy(name);
+      this.#context.policies.clear(name);
+      this.#context.registry.removePolicy(name);
     });
   }
 
   /** Every policy, in name order, in the shape of a RabbitMQ definitions file's `policies`. */
   policies(): Policy[] {
     assertOpen(this.closed, 'broker');
-    return this.#policies.list();
+    return this.#context.policies.list();
   }
 
   /**
@@ -520,112 +448,6 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   // -------------------------------------------------------------------------------------------
 
-  #declare(
-    nameArg: string,
-    options: QueueDeclareOptions | undefined,
-    owner: object,
-  ): Promise<BrokerQueue> {
-    try {
-      assertOpen(this.closed, 'broker');
-      const passive = options?.passive === true;
-      const name = checkQueueName(nameArg, !passive, !passive);
-      if (passive) return this.#serialized(async () => this.#passive(name, owner));
-      const declaration = this.#resolve(name, options, nameArg !== '');
-      return this.#serialized(() => this.#create(declaration, owner));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /**
-   * Resolves a declaration; nothing is touched. The kind's own arguments are validated only for a
-   * queue to be created ({@link KINDS}' `validate`): a redeclaration is compared first.
-   */
-  #resolve(name: string, options: QueueDeclareOptions | undefined, named: boolean): Declaration {
-    const { passive: _passive, ...declaration } = resolveDeclaration(
-      name,
-      options,
-      named,
-      this.#vhost,
-    );
-    if (this.#strict) {
-      const { arguments: known } = KINDS[declaration.kind];
-      refuseUnknownArguments(declaration.arguments, known, 'argument', name, this.#vhost);
-    }
-    return declaration;
-  }
-
-  #passive(name: string, owner: object): BrokerQueue {
-    assertOpen(this.closed, 'broker');
-    this.#checkDamaged(name);
-    const entry = this.#entries.get(name);
-    if (!entry) throw new NotFoundError(`no ${this.#queueText(name)}`);
-    this.#checkOwner(entry, owner, undefined);
-    touch(entry.queue);
-    return entry.queue;
-  }
-
-  async #create(declaration: Declaration, owner: object): Promise<BrokerQueue> {
-    assertOpen(this.closed, 'broker');
-    this.#checkDamaged(declaration.name);
-    const existing = this.#entries.get(declaration.name);
-    if (existing) {
-      this.#checkOwner(existing, owner, declaration.exclusive);
-      assertEquivalent(existing.declaration, declaration, this.#vhost);
-      touch(existing.queue);
-      return existing.queue;
-    }
-    KINDS[declaration.kind].validate(declaration, this.#vhost);
-    // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
-    this.#registry.save(declaration);
-    await this.#registry.sync();
-    try {
-      return (await this.#open(declaration, declaration.exclusive ? owner : undefined)).queue;
-    } catch (error) {
-      this.#registry.remove(declaration.name);
-      await this.#registry.sync();
-      throw error;
-    }
-  }
-
-  /** Opens a declared queue and registers it. */
-  async #open(declaration: Declaration, owner: object | undefined): Promise<Entry> {
-    const name = declaration.name;
-    let entry: Entry | undefined;
-    const queue = await KINDS[declaration.kind].open(declaration, {
-      storage: this.#storage,
-      namespace: name,
-      clock: this.#clock,
-      deadLetter: this.#deadLetter,
-      onDelete: () => {
-        if (!entry) return;
-        if (this.#entries.get(name) === entry) this.#forget(name);
-        redirectDeleted(entry.queue, this.#deletedRoutes);
-      },
-      onError: this.#onError,
-      strict: this.#strict,
-      vhost: this.#vhost,
-      onDataLoss: (loss) => this.#damaged.report(loss, name),
-    });
-    if (this.#storage.supports.persistent) {
-      saveOwnDeclaration((await this.#storage.namespace(name)).meta, declaration);
-    }
-    const destroy = queue.delete.bind(queue);
-    entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
-    this.#entries.set(name, entry);
-    if (declaration.autoDelete) this.#deleteWhenUnused(entry);
-    await this.#applyPolicy(entry);
-    return entry;
-  }
-
-  #applyPolicy({ declaration: d, queue }: Entry): Promise<void> {
-    return KINDS[d.kind].applyArguments(
-      queue,
-      appliedPolicy(this.#policies, d).arguments,
-      this.#vhost,
-    );
-  }
-
   /** Changes the policies after the operations under way, applies them to every queue, persists. */
   #changePolicies(change: () => void): Promise<void> {
     try {
@@ -634,276 +456,29 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#serialized(async () => {
-      await Promise.all([...this.#entries.values()].map((entry) => this.#applyPolicy(entry)));
-      await this.#registry.sync();
-    });
-  }
-
-  /**
-   * RabbitMQ's rule for exclusive queues: only the declaring connection may use one, and a
-   * redeclare must agree on exclusivity (405 otherwise).
-   */
-  #checkOwner(entry: Entry, owner: object, exclusive: boolean | undefined): void {
-    const mismatch = exclusive !== undefined && exclusive !== entry.declaration.exclusive;
-    if (mismatch || (entry.owner !== undefined && entry.owner !== owner)) {
-      throw new ResourceLockedError(
-        `cannot obtain exclusive access to locked ${this.#queueText(entry.declaration.name)}. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
-      );
-    }
-  }
-
-  /** Deletes an auto-delete queue once its last consumer is gone. */
-  #deleteWhenUnused(entry: Entry): void {
-    const queue: AnyQueue = entry.queue;
-    const subscribe = queue.subscribe.bind(queue) as (...args: unknown[]) => Promise<Subscription>;
-    // Wrapping only `subscribe` of this one queue keeps every other call as fast as unwrapped.
-    const tracked = async (...args: unknown[]) => {
-      const subscription = await subscribe(...args);
-      subscription.onCancelled(() => {
-        // The queue forgets the consumer within the cancel call: look once it returned.
-        queueMicrotask(() => {
-          const name = entry.declaration.name;
-          if (this.closed || queue.consumerCount > 0 || this.#entries.get(name) !== entry) return;
-          this.#delete(name).catch((error: unknown) =>
-            this.#reportError(error, 'queue-delete', name),
-          );
-        });
-      });
-      return subscription;
-    };
-    (queue as { subscribe: unknown }).subscribe = tracked;
-  }
-
-  #delete(name: string, options: DeleteQueueOptions = {}): Promise<number> {
-    return this.#serialized(async () => {
-      if (this.#damaged.has(name)) {
-        await this.#storage.deleteNamespace(name);
-        this.#damaged.delete(name);
-        this.#forget(name);
-        return 0;
-      }
-      const entry = this.#entries.get(name);
-      if (!entry) return 0;
-      const stats = queueStats(entry.queue);
-      if (options.ifUnused && stats.consumers > 0) {
-        throw new PreconditionFailedError(`${this.#queueText(name)} in use`);
-      }
-      // Unacknowledged messages do not count, as on RabbitMQ.
-      if (options.ifEmpty && stats.messagesReady > 0) {
-        throw new PreconditionFailedError(`${this.#queueText(name)} not empty`);
-      }
-      return entry.destroy();
-    });
-  }
-
-  /** The queue is gone (deleted by anyone, or expired): forget it. */
-  #forget(name: string): void {
-    this.#entries.delete(name);
-    this.#registry.remove(name);
-    this.#exchanges.removeDestination(name);
-    // While closing, the final sync writes it.
-    if (!this.closed) {
-      this.#registry.sync().catch((error: unknown) => this.#reportError(error, 'registry'));
-    }
-  }
-
-  async #deleteOwned(owner: object): Promise<void> {
-    const owned = [...this.#entries.values()].filter((e) => e.owner === owner);
-    for (const entry of owned) await this.#delete(entry.declaration.name);
-  }
-
-  #entry(name: string): Entry {
-    assertOpen(this.closed, 'broker');
-    this.#checkDamaged(checkQueueName(name));
-    const entry = this.#entries.get(name);
-    if (!entry) throw new NotFoundError(`no ${this.#queueText(name)}`);
-    return entry;
-  }
-
-  /** "queue 'jobs' in vhost 'orders'", as the broker's errors name a queue. */
-  #queueText(name: string): string {
-    return resourceName('queue', name, this.#vhost);
-  }
-
-  #reportError(error: unknown, source: ErrorSource, queue?: string): void {
-    reportError(this.#onError, error, source, queue);
-  }
-
-  #checkDamaged(name: string): void {
-    const error = this.#damaged.errorOf(name);
-    if (error) throw error;
-  }
-
-  /** Runs `task` after every structural operation before it. */
-  #serialized<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#operations.then(task);
-    this.#operations = run.catch(() => {});
-    return run;
-  }
-
-  /**
-   * Reopens the stored queues; transient ones (non-durable or exclusive) are deleted, and so are
-   * the bindings that led to them, as at a broker restart. A queue that cannot be opened is kept
-   * apart as damaged (see `damaged()`), and a queue directory no declaration names is declared
-   * again from the copy of its declaration it holds, or kept apart if it holds none.
-   */
-  async #restore(): Promise<void> {
-    const stored = this.#registry.load();
-    const onDisk = this.#storage.supports.persistent
-      ? new Set(await this.#storage.listNamespaces())
-      : undefined;
-    onDisk?.delete(BROKER_NAMESPACE);
-    for (const queue of stored) {
-      const present = !onDisk || onDisk.delete(queue.name);
-      await this.#restoreQueue(queue, present);
-    }
-    for (const name of onDisk ?? []) await this.#adoptOrphan(name);
-    this.#exchanges.removeQueues((queue) => !this.#entries.has(queue) && !this.#damaged.has(queue));
-    await this.#registry.sync();
-  }
-
-  async #restoreQueue({ name, declaration, error }: StoredQueue, present: boolean): Promise<void> {
-    if (!declaration) return this.#damaged.quarantine(name, undefined, error);
-    if (!declaration.durable || declaration.exclusive) {
-      await this.#storage.deleteNamespace(name);
-      this.#registry.remove(name);
-      return;
-    }
-    if (!present) {
-      return this.#damaged.quarantine(
-        name,
-        declaration,
-        new CorruptionError(
-          `the data of ${this.#queueText(name)} is missing: its directory does not exist`,
-        ),
-      );
-    }
-    try {
-      await this.#open(declaration, undefined);
-    } catch (cause) {
-      this.#damaged.quarantine(name, declaration, cause);
-    }
-  }
-
-  /** A queue directory that no stored declaration names. */
-  async #adoptOrphan(name: string): Promise<void> {
-    let declaration: Declaration | undefined;
-    try {
-      declaration = loadOwnDeclaration((await this.#storage.namespace(name)).meta, name);
-    } catch (cause) {
-      return this.#damaged.quarantine(name, undefined, cause);
-    }
-    if (!declaration) {
-      return this.#damaged.quarantine(
-        name,
-        undefined,
-        new CorruptionError(
-          `queue directory '${name}' is named by no declaration in the broker's metadata and holds none of its own`,
-        ),
-      );
-    }
-    this.#damaged.report(
-      new DataLossError(
-        'restored',
-        `${this.#queueText(name)} was missing from the broker's metadata; declared again from the copy in its directory`,
-      ),
-      name,
-    );
-    this.#registry.save(declaration);
-    await this.#restoreQueue({ name, declaration }, true);
+    return this.#queues.applyPolicies();
   }
 
   async #exchangeBinding(change: () => boolean): Promise<void> {
     assertOpen(this.closed, 'broker');
-    if (change()) await this.#registry.sync();
-  }
-
-  /** Runs a bind or unbind for a queue that must exist, and persists the change. */
-  async #bindings(queue: string, change: () => boolean): Promise<void> {
-    assertOpen(this.closed, 'broker');
-    this.#checkDamaged(queue);
-    if (!this.#entries.has(queue)) throw new NotFoundError(`no ${this.#queueText(queue)}`);
-    if (change()) await this.#registry.sync();
-  }
-
-  /**
-   * Routes a publish to an exchange: every queue it reaches stores the same normalized message
-   * (one copy, one route lookup, one store call per queue).
-   */
-  #publish(
-    exchange: string,
-    body: PublishBody,
-    options: ExchangePublishOptions | undefined,
-  ): Promise<void> {
-    try {
-      assertOpen(this.closed, 'broker');
-      const exchanges = this.#exchanges;
-      exchanges.checkPublish(exchange);
-      const routingKey = options?.routingKey ?? '';
-      if (typeof routingKey !== 'string') throw new TypeError('routingKey must be a string');
-      // A UTF-16 unit is at most 3 UTF-8 bytes: short keys need no byte count.
-      if (routingKey.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(routingKey) > MAX_KEY_BYTES) {
-        throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
-      }
-      const normalized = normalizeMessage(body, options, exchange, routingKey);
-      const headers = normalized.properties.headers;
-      checkGeoHeaders(headers);
-      const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
-      const message = withoutBcc(normalized);
-      if (targets.size === 0) {
-        if (options?.mandatory === true) {
-          this.#unroutableReturned++;
-          throw new NoRouteError(
-            `message published to ${resourceName('exchange', exchange, this.#vhost)} with routing key '${routingKey}' reached no queue`,
-          );
-        }
-        this.#unroutableDropped++;
-        if (unroutableChannel.hasSubscribers) {
-          unroutableChannel.publish({ exchange, routingKey, message } satisfies UnroutableEvent);
-        }
-        return Promise.resolve();
-      }
-      // Bindings go with their queue (see #forget), so every target is a live or damaged entry.
-      if (targets.size === 1) {
-        for (const name of targets) return this.#storeIn(name, message);
-      }
-      const stored: Promise<void>[] = [];
-      for (const name of targets) stored.push(this.#storeIn(name, message));
-      return Promise.all(stored).then(ignore);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** Stores a routed message in a queue; a damaged one refuses it with its error. */
-  #storeIn(name: string, message: ReturnType<typeof normalizeMessage>): Promise<void> {
-    const entry = this.#entries.get(name);
-    if (entry) return entry.queue.publishMessage(message);
-    return Promise.reject(this.#damaged.errorOf(name));
+    if (change()) await this.#context.registry.sync();
   }
 
   /** What loading a config or definitions file asks of the broker. */
   #topologyHost(): TopologyHost {
     return {
-      checkQueue: (name, options) => {
-        const declaration = this.#resolve(checkQueueName(name, false, true), options, true);
-        const existing = this.#entries.get(name);
-        if (!existing) return KINDS[declaration.kind].validate(declaration, this.#vhost);
-        this.#checkOwner(existing, this, declaration.exclusive);
-        assertEquivalent(existing.declaration, declaration, this.#vhost);
-      },
-      checkExchange: (name, type, options) => this.#exchanges.check(name, type, options),
-      hasQueue: (name) => this.#entries.has(name) || this.#damaged.has(name),
-      hasExchange: (name) => this.#exchanges.has(name),
-      isDamaged: (name) => this.#damaged.has(name),
+      checkQueue: (name, options) => this.#queues.check(name, options, this),
+      checkExchange: (name, type, options) => this.#context.exchanges.check(name, type, options),
+      hasQueue: (name) => this.#queues.has(name) || this.#context.damaged.has(name),
+      hasExchange: (name) => this.#context.exchanges.has(name),
+      isDamaged: (name) => this.#context.damaged.has(name),
       declareQueue: (name, options) => this.queue(name, options),
       declareExchange: (name, type, options) => this.exchange(name, type, options),
       bind: async (b) => {
         if (b.destinationType === 'exchange') {
           return this.bindExchange(b.destination, b.source, b.routingKey, b.args);
         }
-        await this.#entry(b.destination).queue.bind(b.source, b.routingKey, b.args);
+        await this.#queues.existing(b.destination).queue.bind(b.source, b.routingKey, b.args);
       },
       setPolicy: (name, policy) => this.setPolicy(name, policy),
     };
@@ -911,31 +486,17 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
 
   async #shutdown(): Promise<void> {
     // Let declarations and deletions under way finish first.
-    await this.#operations;
+    await this.#queues.settled();
     for (const session of [...this.#sessions]) await session.close();
-    const errors: unknown[] = [];
-    for (const entry of [...this.#entries.values()]) {
-      try {
-        if (entry.declaration.exclusive) await entry.destroy();
-        else await entry.queue.close();
-      } catch (error) {
-        if (!(error instanceof ClosedError)) errors.push(error);
-      }
-    }
-    this.#entries.clear();
+    const errors = await this.#queues.close();
     try {
-      await this.#registry.sync();
+      await this.#context.registry.sync();
       await this.#namespace.close();
     } finally {
-      await this.#storage.close();
+      await this.#context.storage.close();
     }
     if (errors.length > 0) throw new AggregateError(errors, 'errors while closing the broker');
   }
 }
 
 function ignore(): void {}
-
-/** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
-function touch(queue: AnyQueue): void {
-  if ('touch' in queue) queue.touch();
-}

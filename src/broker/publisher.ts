@@ -1,0 +1,96 @@
+/**
+ * Publishing through a broker's exchanges: a publish is checked, normalized once and stored in
+ * every queue it reaches (one copy, one route lookup, one store call per queue). One that reaches
+ * none is dropped and counted, or refused with 312 NO_ROUTE when `mandatory`, as RabbitMQ does.
+ */
+
+import { type UnroutableEvent, unroutableChannel } from '../diagnostics.js';
+import { assertOpen, NoRouteError, resourceName } from '../errors.js';
+import { checkGeoHeaders } from '../filters/index.js';
+import { normalizeMessage } from '../message/normalize.js';
+import type { PublishBody } from '../message/types.js';
+import type { BrokerContext } from './broker-context.js';
+import type { ExchangePublishOptions } from './exchange-handle.js';
+import type { OpenQueues } from './open-queues.js';
+import { routingKeysOf, withoutBcc } from './sender-selected.js';
+
+/** Longest routing key: an AMQP short string. */
+const MAX_KEY_BYTES = 255;
+
+/** The publishes of one broker, and its counters of unroutable messages. */
+export class Publisher {
+  readonly #context: BrokerContext;
+  readonly #queues: OpenQueues;
+  #unroutableDropped = 0;
+  #unroutableReturned = 0;
+
+  constructor(context: BrokerContext, queues: OpenQueues) {
+    this.#context = context;
+    this.#queues = queues;
+  }
+
+  /** Messages routed nowhere and dropped. */
+  get unroutableDropped(): number {
+    return this.#unroutableDropped;
+  }
+
+  /** `mandatory` messages routed nowhere and refused. */
+  get unroutableReturned(): number {
+    return this.#unroutableReturned;
+  }
+
+  /** Routes a publish to an exchange, `""` being the default exchange. */
+  publish(
+    exchange: string,
+    body: PublishBody,
+    options: ExchangePublishOptions | undefined,
+  ): Promise<void> {
+    try {
+      assertOpen(this.#context.closed(), 'broker');
+      const exchanges = this.#context.exchanges;
+      exchanges.checkPublish(exchange);
+      const routingKey = options?.routingKey ?? '';
+      if (typeof routingKey !== 'string') throw new TypeError('routingKey must be a string');
+      // A UTF-16 unit is at most 3 UTF-8 bytes: short keys need no byte count.
+      if (routingKey.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(routingKey) > MAX_KEY_BYTES) {
+        throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
+      }
+      const normalized = normalizeMessage(body, options, exchange, routingKey);
+      const headers = normalized.properties.headers;
+      checkGeoHeaders(headers);
+      const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
+      const message = withoutBcc(normalized);
+      if (targets.size === 0) {
+        if (options?.mandatory === true) {
+          this.#unroutableReturned++;
+          throw new NoRouteError(
+            `message published to ${resourceName('exchange', exchange, this.#context.vhost)} with routing key '${routingKey}' reached no queue`,
+          );
+        }
+        this.#unroutableDropped++;
+        if (unroutableChannel.hasSubscribers) {
+          unroutableChannel.publish({ exchange, routingKey, message } satisfies UnroutableEvent);
+        }
+        return Promise.resolve();
+      }
+      // A queue takes its bindings with it when it goes, so every target is open or damaged.
+      if (targets.size === 1) {
+        for (const name of targets) return this.#storeIn(name, message);
+      }
+      const stored: Promise<void>[] = [];
+      for (const name of targets) stored.push(this.#storeIn(name, message));
+      return Promise.all(stored).then(ignore);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Stores a routed message in a queue; a damaged one refuses it with its error. */
+  #storeIn(name: string, message: ReturnType<typeof normalizeMessage>): Promise<void> {
+    const entry = this.#queues.get(name);
+    if (entry) return entry.queue.publishMessage(message);
+    return Promise.reject(this.#context.damaged.errorOf(name));
+  }
+}
+
+function ignore(): void {}
