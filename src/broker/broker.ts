@@ -4,6 +4,9 @@
  * declarations and bindings, routes publishes and dead letters through the exchanges, and scopes
  * exclusive queues and consumers to sessions. It offers the calls of `AMQPSessionLike` of
  * `@cloudamqp/amqp-client`, so code written against that interface runs on it unchanged.
+ *
+ * The class is the facade: its open queues (`OpenQueues`), its publishes (`Publisher`) and the
+ * restore on open (`restoreQueues`) each live in a file of their own and share a `BrokerContext`.
  */
 
 import { type Clock, systemClock } from '../clock.js';
