@@ -321,7 +321,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * Deletes an exchange with its bindings; a missing one is no error, as in RabbitMQ. Exchanges
    * naming it as `alternate-exchange` keep the name (and route nowhere through it).
    * @throws PreconditionFailedError (406) when `ifUnused` and it has bindings; AccessRefusedError
-   *   (403) for the default and the predeclared exchanges.
+   *   (403) for the default exchange and every `amq.` name, existing or not.
    */
   async deleteExchange(name: string, options: { ifUnused?: boolean } = {}): Promise<void> {
     assertOpen(this.closed, 'broker');
