@@ -344,6 +344,18 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
+  /** @internal The exchange of that name, or undefined: one lookup, where `exchanges()` lists all. */
+  exchangeNamed(name: string): ExchangeInfo | undefined {
+    assertOpen(this.closed, 'broker');
+    return this.#exchanges.get(name);
+  }
+
+  /** @internal Whether a queue of that name exists, damaged or not: one lookup, not a listing. */
+  hasQueue(name: string): boolean {
+    assertOpen(this.closed, 'broker');
+    return this.#entries.has(name) || this.#damaged.has(name);
+  }
+
   /** The bindings leading to a queue (or an exchange), with their source (`""` not listed). */
   bindings(
     destination: string,

@@ -94,11 +94,11 @@ export class ChannelTopology implements PermissionScope {
   }
 
   hasQueue(name: string): boolean {
-    return this.#broker.queues().some((queue) => queue.name === name);
+    return this.#broker.hasQueue(name);
   }
 
   exchange(name: string): ExchangeInfo | undefined {
-    return this.#broker.exchanges().find((exchange) => exchange.name === name);
+    return this.#broker.exchangeNamed(name);
   }
 
   #lastQueueName(): string {
