@@ -255,7 +255,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * Deletes an exchange with its bindings; a missing one is no error, as in RabbitMQ. Exchanges
    * naming it as `alternate-exchange` keep the name (and route nowhere through it).
    * @throws PreconditionFailedError (406) when `ifUnused` and it has bindings; AccessRefusedError
-   *   (403) for the default and the predeclared exchanges.
+   *   (403) for the default exchange and every `amq.` name, existing or not.
    */
   async deleteExchange(name: string, options: { ifUnused?: boolean } = {}): Promise<void> {
     assertOpen(this.closed, 'broker');
@@ -276,6 +276,18 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   exchanges(): ExchangeInfo[] {
     assertOpen(this.closed, 'broker');
     return this.#context.exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  /** @internal The exchange of that name, or undefined: one lookup, where `exchanges()` lists all. */
+  exchangeNamed(name: string): ExchangeInfo | undefined {
+    assertOpen(this.closed, 'broker');
+    return this.#exchanges.get(name);
+  }
+
+  /** @internal Whether a queue of that name exists, damaged or not: one lookup, not a listing. */
+  hasQueue(name: string): boolean {
+    assertOpen(this.closed, 'broker');
+    return this.#entries.has(name) || this.#damaged.has(name);
   }
 
   /** The bindings leading to a queue (or an exchange), with their source (`""` not listed). */

@@ -182,17 +182,18 @@ export class Exchanges {
    * Deletes an exchange and its bindings. A missing exchange is not an error (returns false), as in
    * RabbitMQ 3.10. Exchanges naming it as their `alternate-exchange` keep the name.
    * @param ifUnused refuse (406 "in use") while the exchange has bindings.
-   * @throws AccessRefusedError for the default and the predeclared exchanges (403).
+   * @throws AccessRefusedError for the default exchange and for every `amq.` name, existing or
+   *   not, whatever `ifUnused` (403, as RabbitMQ 3.10 checks the name before looking it up).
    */
   delete(name: string, options: { ifUnused?: boolean } = {}): boolean {
     if (name === DEFAULT_EXCHANGE) throw this.#errors.defaultRefused();
-    const state = this.#exchanges.get(name);
-    if (!state) return false;
-    if (PREDECLARED.some(([n]) => n === name)) {
+    if (name.startsWith('amq.')) {
       throw new AccessRefusedError(
         `deletion of system ${this.#errors.exchangeText(name)} not allowed`,
       );
     }
+    const state = this.#exchanges.get(name);
+    if (!state) return false;
     if (options.ifUnused && state.bindings.size > 0) {
       throw new PreconditionFailedError(`${this.#errors.exchangeText(name)} in use`);
     }

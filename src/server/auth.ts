@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Permissions } from './permissions.js';
+import { expandTopicVariables, Permissions, type TopicPatterns } from './permissions.js';
 
 /** RabbitMQ's hashing algorithms: the hash of a password is sha(salt + password), base64 of salt + hash. */
 const HASHES: Readonly<Record<string, string>> = {
@@ -62,9 +62,10 @@ export class Users {
   /**
    * Users, vhosts and permissions from RabbitMQ definitions (`rabbitmqctl export_definitions`
    * writes them): `users` with `password_hash` and `hashing_algorithm`, `vhosts`, and
-   * `permissions` granting a user a vhost with its `configure`, `write` and `read` patterns
-   * (applied as RabbitMQ applies them, see `Permissions`). Other keys (queues, policies, ...) are
-   * ignored.
+   * `permissions` granting a user a vhost with its `configure`, `write` and `read` patterns, and
+   * `topic_permissions` narrowing them on one topic exchange with `write` and `read` patterns for
+   * routing and binding keys (applied as RabbitMQ applies them, see `Permissions`). Other keys
+   * (queues, policies, ...) are ignored.
    *
    * @throws TypeError for definitions of the wrong shape or a pattern that is no regular
    *   expression, naming `source` and the entry.
@@ -83,15 +84,13 @@ export class Users {
         text(asObject(entry, `${source}: vhosts[${i}]`).name, `${source}: vhosts[${i}].name`),
       );
     }
+    const topics = topicPermissions(defs.topic_permissions, vhosts, source);
     const permissions = new Map<string, Map<string, Permissions>>();
     for (const [i, entry] of list(defs.permissions, `${source}: permissions`)) {
       const where = `${source}: permissions[${i}]`;
       const permission = asObject(entry, where);
       const user = text(permission.user, `${where}.user`);
-      const vhost = text(permission.vhost, `${where}.vhost`);
-      if (!vhosts.includes(vhost)) {
-        throw new TypeError(`${where}: vhost '${vhost}' is not in the definitions' vhosts`);
-      }
+      const vhost = definedVhost(permission, vhosts, where);
       const patterns = {
         configure: pattern(permission.configure, `${where}.configure`),
         write: pattern(permission.write, `${where}.write`),
@@ -99,7 +98,7 @@ export class Users {
       };
       let granted = permissions.get(user);
       if (!granted) permissions.set(user, (granted = new Map()));
-      granted.set(vhost, Permissions.of(user, vhost, patterns));
+      granted.set(vhost, Permissions.of(user, vhost, patterns, topics.get(`${user}\0${vhost}`)));
     }
     vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
     return new Users(checks, vhosts, permissions);
@@ -189,6 +188,51 @@ function saltedHash(hash: string, salt: Buffer, password: string): Buffer {
 /** A fixed-length stand-in for a plain password, so comparing two takes the same time. */
 function digest(password: string): Buffer {
   return createHash('sha256').update(password, 'utf8').digest();
+}
+
+/**
+ * The `topic_permissions` of definitions, by user and vhost (joined by NUL, which neither name
+ * holds), each a map from exchange to patterns; a later entry for the same exchange replaces an
+ * earlier one, as a later `set_topic_permissions` does.
+ */
+function topicPermissions(
+  value: unknown,
+  vhosts: readonly string[],
+  source: string,
+): Map<string, Map<string, TopicPatterns>> {
+  const topics = new Map<string, Map<string, TopicPatterns>>();
+  for (const [i, entry] of list(value, `${source}: topic_permissions`)) {
+    const where = `${source}: topic_permissions[${i}]`;
+    const permission = asObject(entry, where);
+    const user = text(permission.user, `${where}.user`);
+    const vhost = definedVhost(permission, vhosts, where);
+    const exchange = text(permission.exchange, `${where}.exchange`);
+    // Checked as the regular expressions they become once their variables are replaced.
+    const topicPattern = (field: 'write' | 'read') => {
+      const given = text(permission[field], `${where}.${field}`);
+      pattern(expandTopicVariables(given, user, vhost), `${where}.${field}`);
+      return given;
+    };
+    const patterns = { write: topicPattern('write'), read: topicPattern('read') };
+    const key = `${user}\0${vhost}`;
+    let byExchange = topics.get(key);
+    if (!byExchange) topics.set(key, (byExchange = new Map()));
+    byExchange.set(exchange, patterns);
+  }
+  return topics;
+}
+
+/** An entry's `vhost`, which must be one of the definitions' vhosts. */
+function definedVhost(
+  entry: Record<string, unknown>,
+  vhosts: readonly string[],
+  where: string,
+): string {
+  const vhost = text(entry.vhost, `${where}.vhost`);
+  if (!vhosts.includes(vhost)) {
+    throw new TypeError(`${where}: vhost '${vhost}' is not in the definitions' vhosts`);
+  }
+  return vhost;
 }
 
 function asObject(value: unknown, where: string): Record<string, unknown> {

@@ -629,7 +629,11 @@ export class AmqpChannel implements ReplyTarget {
     const publish = () => this.#publish(content);
     this.#enqueue(
       () => {
-        this.#host.permissions.publish(content.args.exchange);
+        this.#host.permissions.publish(
+          content.args.exchange,
+          content.args.routingKey,
+          this.#topology,
+        );
         return this.#transacted(publish, content.body.length);
       },
       60,

@@ -3,7 +3,7 @@
  * bindings, and the queue lookups of bind, purge, consume and get, through the connection's
  * session (so exclusive queues are the connection's). An empty queue name means the queue the
  * channel declared last, as AMQP 0-9-1 specifies. It is also what permission checks ask of the
- * channel (the queue a name means, whether a resource exists).
+ * channel (the queue a name means, whether a resource exists, an exchange's type).
  */
 
 import type { Broker } from '../broker/broker.js';
@@ -11,6 +11,7 @@ import type { BrokerQueue } from '../broker/queue-handle.js';
 import { queueStats } from '../broker/queue-kinds.js';
 import type { BrokerSession } from '../broker/session.js';
 import { NotFoundError } from '../errors.js';
+import type { ExchangeInfo } from '../exchanges/types.js';
 import type { PermissionScope } from './permissions.js';
 import type { ArgsOf } from './wire/spec.js';
 
@@ -93,11 +94,11 @@ export class ChannelTopology implements PermissionScope {
   }
 
   hasQueue(name: string): boolean {
-    return this.#broker.queues().some((queue) => queue.name === name);
+    return this.#broker.hasQueue(name);
   }
 
-  hasExchange(name: string): boolean {
-    return this.#broker.exchanges().some((exchange) => exchange.name === name);
+  exchange(name: string): ExchangeInfo | undefined {
+    return this.#broker.exchangeNamed(name);
   }
 
   #lastQueueName(): string {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Broker, type BrokerQueue } from '../../src/broker/broker.js';
-import { NoRouteError, NotFoundError } from '../../src/errors.js';
+import { AccessRefusedError, NoRouteError, NotFoundError } from '../../src/errors.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { STORAGE_KINDS, TestStorage } from '../support/test-storage.js';
 
@@ -177,6 +177,9 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
     await expect(broker.exchange('x', 'fast')).rejects.toMatchObject({ replyCode: 503 });
     await expect(broker.exchange('amq.mine', 'direct')).rejects.toMatchObject({ replyCode: 403 });
     await expect(broker.deleteExchange('amq.direct')).rejects.toMatchObject({ replyCode: 403 });
+    await expect(broker.deleteExchange('amq.nothing-here', { ifUnused: true })).rejects.toThrow(
+      AccessRefusedError,
+    );
     await expect(q.bind('')).rejects.toMatchObject({ replyCode: 403 });
     await expect(q.bind('amq.headers', '', { 'x-match': 'most' })).rejects.toMatchObject({
       replyCode: 406,

@@ -189,6 +189,18 @@ describe('Exchanges: deleting', () => {
     ex.unbind('logs', 'q');
     expect(ex.delete('logs', { ifUnused: true })).toBe(true);
   });
+
+  it('refuses deleting any amq. name (403), a missing one too, whatever ifUnused', () => {
+    const ex = new Exchanges();
+    for (const name of ['amq.direct', 'amq.nothing-here', 'amq.default']) {
+      for (const ifUnused of [false, true]) {
+        expect(() => ex.delete(name, { ifUnused })).toThrow(
+          `ACCESS_REFUSED - deletion of system exchange '${name}' in vhost '/' not allowed`,
+        );
+      }
+    }
+    expect(ex.has('amq.direct')).toBe(true);
+  });
 });
 
 describe('Exchanges: binding and routing', () => {

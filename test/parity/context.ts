@@ -44,6 +44,8 @@ export function scenarioRun(target: ParityTarget, session: ParitySession): Scena
     async clearPolicy(policyName) {
       await policyControl(target).clear(session, policyName);
     },
+    deleteExchange: (exchangeName, params = {}) =>
+      target.deleteExchange(session, exchangeName, params),
     async connection() {
       const other = await target.connect(session);
       connections.push(other);

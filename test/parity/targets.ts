@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
-import { AMQPSession } from '@cloudamqp/amqp-client';
+import { AMQPClient, AMQPSession } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import type { PolicyOptions } from '../../src/broker/policies.js';
@@ -35,6 +35,13 @@ export interface ParityTarget {
   connect(session: ParitySession): Promise<ParitySession>;
   /** Sets and clears policies on the broker behind a session, where the target can. */
   readonly policies?: PolicyControl;
+  /** See `ParityContext.deleteExchange`. */
+  deleteExchange(session: ParitySession, name: string, params: ExchangeDeleteParams): Promise<void>;
+}
+
+/** The flags of an `exchange.delete`. */
+export interface ExchangeDeleteParams {
+  readonly ifUnused?: boolean;
 }
 
 /** How a target sets policies: `rabbitmqctl` for RabbitMQ, `broker.setPolicy` for mqlite. */
@@ -111,6 +118,7 @@ export function amqpBrokerTarget(
     ...(name === 'rabbitmq' && { policies: rabbitmqctl }),
     elapse: (_session, ms) => sleep(ms),
     connect: () => wire.connect(url),
+    deleteExchange: (_session, name, params) => deleteExchangeAt(url, name, params),
     expectUnroutable: wire.expectUnroutable,
   };
 }
@@ -167,6 +175,11 @@ export function mqliteWireTarget(): ParityTarget {
       if (!url) throw new Error('session was not opened by this target');
       return wire.connect(url);
     },
+    async deleteExchange(session, name, params) {
+      const url = urls.get(session);
+      if (!url) throw new Error('session was not opened by this target');
+      await deleteExchangeAt(url, name, params);
+    },
     async elapse(session, ms) {
       const clock = clocks.get(session);
       if (!clock) throw new Error('session was not opened by this target');
@@ -207,6 +220,24 @@ function overTheWire() {
   };
 }
 
+/**
+ * Deletes an exchange by name on its own connection: an `AMQPSession` deletes only through the
+ * handle a declare returns.
+ */
+async function deleteExchangeAt(
+  url: string,
+  name: string,
+  params: ExchangeDeleteParams,
+): Promise<void> {
+  const client = new AMQPClient(url);
+  await client.connect();
+  try {
+    await (await client.channel()).exchangeDelete(name, params);
+  } finally {
+    if (!client.closed) await client.close();
+  }
+}
+
 function redact(url: string): string {
   const u = new URL(url);
   if (u.password) u.password = '***';
@@ -245,6 +276,7 @@ export function mqliteTarget(): ParityTarget {
       return (session as Broker).session() as unknown as ParitySession;
     },
     policies: brokerPolicies((session) => session as Broker),
+    deleteExchange: (session, name, params) => (session as Broker).deleteExchange(name, params),
     async expectUnroutable(_session, publish) {
       await expectAmqpError(publish(), 312, /^NO_ROUTE - /);
     },

@@ -111,6 +111,11 @@ export interface ParityContext {
   policy(suffix: string, options: ParityPolicy): Promise<string>;
   /** Clears a policy `policy()` set. */
   clearPolicy(name: string): Promise<void>;
+  /**
+   * Deletes an exchange by name, with no handle to it (a name no declare accepts has none); the
+   * broker's refusal rejects the promise, as a handle's `delete()` would.
+   */
+  deleteExchange(name: string, params?: { ifUnused?: boolean }): Promise<void>;
 }
 
 /** A policy as `broker.setPolicy()` takes it. */

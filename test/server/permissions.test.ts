@@ -15,7 +15,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { hashPassword, Users } from '../../src/server/auth.js';
 import { AmqpException } from '../../src/server/errors.js';
-import { Permissions } from '../../src/server/permissions.js';
+import {
+  expandTopicVariables,
+  type PermissionScope,
+  Permissions,
+} from '../../src/server/permissions.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 import { onlyMqlite, rabbitUrl } from './served.js';
 
@@ -34,6 +38,14 @@ const user = (u: { name: string; password: string }) => ({
   hashing_algorithm: 'rabbit_password_hashing_sha256',
   tags: [],
 });
+/** The restricted user's topic patterns: `r.` keys to bind, `w.` keys to publish. */
+const topic = (exchange: string, write = '^w\\.', read = '^r\\.') => ({
+  user: USER.name,
+  vhost: VHOST,
+  exchange,
+  write,
+  read,
+});
 const definitions = {
   users: [user(ADMIN), user(USER)],
   vhosts: [{ name: VHOST }],
@@ -41,15 +53,25 @@ const definitions = {
     { user: ADMIN.name, vhost: VHOST, configure: '.*', write: '.*', read: '.*' },
     { user: USER.name, vhost: VHOST, ...PATTERNS },
   ],
+  // Exchange names starting `pr-` and holding `pw-` may be read and written.
+  topic_permissions: [
+    topic('pr-pw-tx'),
+    topic('pr-pw-vx', '^{username}\\.{vhost}\\.', '^{client_id}$'),
+    topic('pr-pw-ex', '', ''),
+    topic('pw-ix'),
+    topic('pw-x'),
+    topic('pr-x'),
+    topic('pr-pw-gone'),
+  ],
 };
 
 type Probe = (channel: Channel) => Promise<unknown>;
 
 /** Publishes, then waits on a round trip: a refused publish closes the channel by then. */
 const publish =
-  (exchange: string, routingKey: string): Probe =>
+  (exchange: string, routingKey: string, options?: { CC: string[]; BCC: string[] }): Probe =>
   async (c) => {
-    c.publish(exchange, routingKey, Buffer.from('m'));
+    c.publish(exchange, routingKey, Buffer.from('m'), options);
     await c.checkQueue('pr-q');
   };
 
@@ -114,11 +136,44 @@ const PROBES: Readonly<Record<string, Probe>> = {
   'consume direct replies': (c) => c.consume('amq.rabbitmq.reply-to', () => {}, { noAck: true }),
   'purge without read': (c) => c.purgeQueue('other-q'),
   'purge with read': (c) => c.purgeQueue('pr-q'),
+  'publish a key the topic write pattern allows': publish('pr-pw-tx', 'w.a'),
+  'publish a key the topic write pattern refuses': publish('pr-pw-tx', 'r.a'),
+  'publish an empty key the topic write pattern refuses': publish('pr-pw-tx', ''),
+  'publish CC and BCC keys the topic write pattern refuses': publish('pr-pw-tx', 'w.a', {
+    CC: ['r.b'],
+    BCC: ['r.c'],
+  }),
+  'publish to a direct exchange with topic permissions': publish('pw-x', 'r.a'),
+  'publish to an internal topic exchange with topic permissions': publish('pw-ix', 'r.a'),
+  'publish to a missing exchange with topic permissions': publish('pr-pw-gone', 'r.a'),
+  'publish to a topic exchange without topic permissions': publish('pr-pw-open', 'r.a'),
+  'publish an empty key where the topic pattern is empty': publish('pr-pw-ex', ''),
+  'publish a key where the topic pattern is empty': publish('pr-pw-ex', 'a'),
+  'publish a key matching {username} and {vhost}': publish('pr-pw-vx', `${USER.name}.${VHOST}.a`),
+  'publish {username} and {vhost} literally': publish('pr-pw-vx', '{username}.{vhost}.a'),
+  'bind with a key the topic read pattern allows': (c) => c.bindQueue('pw-q', 'pr-pw-tx', 'r.a'),
+  'bind with a key the topic read pattern refuses': (c) => c.bindQueue('pw-q', 'pr-pw-tx', 'w.a'),
+  'unbind with a key the topic read pattern refuses': (c) =>
+    c.unbindQueue('pw-q', 'pr-pw-tx', 'w.a'),
+  'bind a missing queue with a key the topic read pattern refuses': (c) =>
+    c.bindQueue('pw-missing', 'pr-pw-tx', 'w.a'),
+  'bind to a direct exchange with topic permissions': (c) => c.bindQueue('pw-q', 'pr-x', 'w.a'),
+  'bind to a missing exchange with topic permissions': (c) =>
+    c.bindQueue('pw-q', 'pr-pw-gone', 'w.a'),
+  'bind {client_id} literally': (c) => c.bindQueue('pw-q', 'pr-pw-vx', '{client_id}'),
+  'bind exchanges with a key the source topic read pattern refuses': (c) =>
+    c.bindExchange('pw-x', 'pr-pw-tx', 'w.a'),
+  'unbind exchanges with a key the source topic read pattern refuses': (c) =>
+    c.unbindExchange('pw-x', 'pr-pw-tx', 'w.a'),
+  'bind exchanges with a key the destination topic read pattern refuses': (c) =>
+    c.bindExchange('pr-pw-tx', 'pr-pw-open', 'w.a'),
 };
 
 const refused = (kind: string, name: string) =>
   `403 ACCESS_REFUSED - access to ${kind} '${name}' in vhost '${VHOST}' refused for user '${USER.name}'`;
 const DEFAULT_EXCHANGE = '403 ACCESS_REFUSED - operation not permitted on the default exchange';
+const topicRefused = (key: string, exchange: string) =>
+  `403 ACCESS_REFUSED - access to topic '${key}' in exchange '${exchange}' in vhost '${VHOST}' refused for user '${USER.name}'`;
 
 /** What RabbitMQ 3.10 answers to each probe. */
 const EXPECTED: Readonly<Record<keyof typeof PROBES, string>> = {
@@ -176,6 +231,34 @@ const EXPECTED: Readonly<Record<keyof typeof PROBES, string>> = {
   'consume direct replies': 'ok',
   'purge without read': refused('queue', 'other-q'),
   'purge with read': 'ok',
+  'publish a key the topic write pattern allows': 'ok',
+  'publish a key the topic write pattern refuses': topicRefused('r.a', 'pr-pw-tx'),
+  'publish an empty key the topic write pattern refuses': topicRefused('', 'pr-pw-tx'),
+  'publish CC and BCC keys the topic write pattern refuses': 'ok',
+  'publish to a direct exchange with topic permissions': 'ok',
+  'publish to an internal topic exchange with topic permissions': `403 ACCESS_REFUSED - cannot publish to internal exchange 'pw-ix' in vhost '${VHOST}'`,
+  'publish to a missing exchange with topic permissions': `404 NOT_FOUND - no exchange 'pr-pw-gone' in vhost '${VHOST}'`,
+  'publish to a topic exchange without topic permissions': 'ok',
+  'publish an empty key where the topic pattern is empty': 'ok',
+  'publish a key where the topic pattern is empty': topicRefused('a', 'pr-pw-ex'),
+  'publish a key matching {username} and {vhost}': 'ok',
+  'publish {username} and {vhost} literally': topicRefused('{username}.{vhost}.a', 'pr-pw-vx'),
+  'bind with a key the topic read pattern allows': 'ok',
+  'bind with a key the topic read pattern refuses': topicRefused('w.a', 'pr-pw-tx'),
+  'unbind with a key the topic read pattern refuses': topicRefused('w.a', 'pr-pw-tx'),
+  'bind a missing queue with a key the topic read pattern refuses': topicRefused('w.a', 'pr-pw-tx'),
+  'bind to a direct exchange with topic permissions': 'ok',
+  'bind to a missing exchange with topic permissions': `404 NOT_FOUND - no exchange 'pr-pw-gone' in vhost '${VHOST}'`,
+  'bind {client_id} literally': 'ok',
+  'bind exchanges with a key the source topic read pattern refuses': topicRefused(
+    'w.a',
+    'pr-pw-tx',
+  ),
+  'unbind exchanges with a key the source topic read pattern refuses': topicRefused(
+    'w.a',
+    'pr-pw-tx',
+  ),
+  'bind exchanges with a key the destination topic read pattern refuses': 'ok',
 };
 
 /** `amqp://user:password@host:port/vhost` of a broker at `base` (`amqp://[user@]host:port`). */
@@ -192,6 +275,9 @@ async function answers(base: string): Promise<Record<string, string>> {
   for (const q of ['pc-q', 'pw-q', 'pr-q', 'other-q']) await ac.assertQueue(q, { durable: false });
   for (const x of ['pw-x', 'pr-x', 'other-x']) {
     await ac.assertExchange(x, 'direct', { durable: false });
+  }
+  for (const x of ['pr-pw-tx', 'pr-pw-vx', 'pr-pw-ex', 'pr-pw-open', 'pw-ix']) {
+    await ac.assertExchange(x, 'topic', { durable: false, internal: x === 'pw-ix' });
   }
   // A dead-letter exchange and an alternate the restricted user may not use.
   await ac.assertQueue('pc-dlxq', { durable: false, deadLetterExchange: 'other-x' });
@@ -220,25 +306,65 @@ async function answers(base: string): Promise<Record<string, string>> {
   return results;
 }
 
+/** A scope in which no exchange exists (topic permissions then check nothing). */
+const NO_EXCHANGES: PermissionScope = {
+  queueName: (name) => name,
+  hasQueue: () => false,
+  exchange: () => undefined,
+};
+
 describe('permission patterns', () => {
   const writing = (write: string) =>
     Permissions.of('u', 'orders', { configure: '.*', write, read: '.*' });
 
   it('match anywhere in a name unless anchored, as Erlang re:run matches', () => {
-    expect(() => writing('b').publish('abc')).not.toThrow();
-    expect(() => writing('^b').publish('abc')).toThrow(AmqpException);
-    expect(() => writing('^abc$').publish('abc')).not.toThrow();
-    expect(() => writing('.*').publish('')).not.toThrow();
+    expect(() => writing('b').publish('abc', 'k', NO_EXCHANGES)).not.toThrow();
+    expect(() => writing('^b').publish('abc', 'k', NO_EXCHANGES)).toThrow(AmqpException);
+    expect(() => writing('^abc$').publish('abc', 'k', NO_EXCHANGES)).not.toThrow();
+    expect(() => writing('.*').publish('', 'k', NO_EXCHANGES)).not.toThrow();
   });
 
   it("grant nothing when empty, and name the default exchange 'amq.default'", () => {
-    expect(() => writing('').publish('abc')).toThrow(
+    expect(() => writing('').publish('abc', 'k', NO_EXCHANGES)).toThrow(
       "ACCESS_REFUSED - access to exchange 'abc' in vhost 'orders' refused for user 'u'",
     );
-    expect(() => writing('').publish('')).toThrow(
+    expect(() => writing('').publish('', 'k', NO_EXCHANGES)).toThrow(
       "ACCESS_REFUSED - access to exchange 'amq.default' in vhost 'orders' refused for user 'u'",
     );
-    expect(() => writing('^amq\\.default$').publish('')).not.toThrow();
+    expect(() => writing('^amq\\.default$').publish('', 'k', NO_EXCHANGES)).not.toThrow();
+  });
+});
+
+describe('topic permission variables', () => {
+  it('are replaced by the names as they are, a $ in them included', () => {
+    expect(expandTopicVariables('^{username}\\.{vhost}\\.{client_id}$', 'a$&b', 'v.1')).toBe(
+      '^a$&b\\.v.1\\.{client_id}$',
+    );
+  });
+});
+
+describe('topic permissions in definitions', () => {
+  const base = {
+    users: [user(USER)],
+    vhosts: [{ name: 'v' }],
+    permissions: [{ user: USER.name, vhost: 'v', configure: '', write: '', read: '' }],
+  };
+  const entry = { user: USER.name, vhost: 'v', exchange: 'x', write: '', read: '' };
+
+  it('are refused naming the entry and field when malformed', () => {
+    const load = (topicPermission: object) =>
+      Users.fromDefinitions({ ...base, topic_permissions: [topicPermission] }, 'd.json');
+    expect(() => load({ ...entry, vhost: 'w' })).toThrow(
+      "d.json: topic_permissions[0]: vhost 'w' is not in the definitions' vhosts",
+    );
+    expect(() => load({ ...entry, exchange: 1 })).toThrow(
+      'd.json: topic_permissions[0].exchange must be a string',
+    );
+    const { read: _read, ...noRead } = entry;
+    expect(() => load(noRead)).toThrow('d.json: topic_permissions[0].read must be a string');
+    expect(() => load({ ...entry, write: '{username}(' })).toThrow(
+      /^d\.json: topic_permissions\[0\]\.write is not a regular expression/,
+    );
   });
 });
 

@@ -275,6 +275,32 @@ export const exchangeScenarios: Scenario[] = [
     },
   },
   {
+    name: 'deleting the default exchange or any amq. name, a missing one too, is refused with 403',
+    async run(session, ctx) {
+      const missing = `amq.${ctx.name('nothing-here')}`;
+      for (const ifUnused of [false, true]) {
+        for (const name of ['amq.direct', 'amq.topic', missing]) {
+          await expectAmqpError(
+            ctx.deleteExchange(name, { ifUnused }),
+            403,
+            `ACCESS_REFUSED - deletion of system exchange '${name}' in vhost '/' not allowed`,
+          );
+        }
+        await expectAmqpError(
+          ctx.deleteExchange('', { ifUnused }),
+          403,
+          'ACCESS_REFUSED - operation not permitted on the default exchange',
+        );
+      }
+      await expectAmqpError(
+        session.exchange(missing, 'direct', { passive: true }),
+        404,
+        `NOT_FOUND - no exchange '${missing}' in vhost '/'`,
+      );
+      await session.exchange('amq.topic', 'topic', { passive: true });
+    },
+  },
+  {
     name: 'deleting an exchange: ifUnused refuses while bound; publishing to a deleted one fails with 404',
     async run(_session, ctx) {
       const ex = await ctx.exchange('deleted', 'direct', { durable: false });

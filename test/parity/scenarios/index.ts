@@ -39,6 +39,8 @@ const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
     'error wording',
   'exchange names are checked: missing 404, amq.* and the default exchange 403':
     'exchange name checks',
+  'deleting the default exchange or any amq. name, a missing one too, is refused with 403':
+    'error wording',
   'deleting an exchange: ifUnused refuses while bound; publishing to a deleted one fails with 404':
     'exchange deletion checks',
   "a deleted queue's handle: a publish is unroutable (dropped, 312 with mandatory), get is 404":
