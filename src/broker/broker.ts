@@ -281,13 +281,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   /** @internal The exchange of that name, or undefined: one lookup, where `exchanges()` lists all. */
   exchangeNamed(name: string): ExchangeInfo | undefined {
     assertOpen(this.closed, 'broker');
-    return this.#exchanges.get(name);
+    return this.#context.exchanges.get(name);
   }
 
   /** @internal Whether a queue of that name exists, damaged or not: one lookup, not a listing. */
   hasQueue(name: string): boolean {
     assertOpen(this.closed, 'broker');
-    return this.#entries.has(name) || this.#damaged.has(name);
+    return this.#queues.has(name) || this.#context.damaged.has(name);
   }
 
   /** The bindings leading to a queue (or an exchange), with their source (`""` not listed). */
@@ -484,7 +484,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return {
       checkQueue: (name, options) => this.#queues.check(name, options, this),
       checkExchange: (name, type, options) => this.#context.exchanges.check(name, type, options),
-      hasQueue: (name) => this.#queues.has(name) || this.#context.damaged.has(name),
+      hasQueue: (name) => this.hasQueue(name),
       hasExchange: (name) => this.#context.exchanges.has(name),
       isDamaged: (name) => this.#context.damaged.has(name),
       declareQueue: (name, options) => this.queue(name, options),
