@@ -73,6 +73,7 @@ import {
 import { appliedPolicy, NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
 import { type AnyQueue, KINDS, queueStats } from './queue-kinds.js';
 import { checkQueueName } from './queue-name.js';
+import { queueStorage } from './queue-storage.js';
 import {
   BROKER_NAMESPACE,
   BrokerRegistry,
@@ -145,6 +146,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #clock: Clock;
   readonly #namespace: Namespace;
   readonly #registry: BrokerRegistry;
+  /** The storage the queues get (see queue-storage.ts). */
+  readonly #queueStorage: StorageAdapter;
   readonly #entries = new Map<string, Entry>();
   readonly #sessions = new Set<BrokerSession>();
   readonly #exchanges: Exchanges;
@@ -204,6 +207,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#damaged = damaged;
     this.#namespace = namespace;
     this.#registry = new BrokerRegistry(namespace.meta);
+    this.#queueStorage = queueStorage(storage, this.#registry);
     this.#policies = new Policies(
       this.#registry.loadPolicies((loss) => damaged.report(loss)),
       vhost,
@@ -576,16 +580,21 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       return existing.queue;
     }
     KINDS[declaration.kind].validate(declaration, this.#vhost);
-    // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
-    this.#registry.save(declaration);
+    // Recorded (unfinished) before its storage exists, so a crash in between leaves no unlisted
+    // namespace, and a declared queue without its storage only as one the next open deletes.
+    this.#registry.save(declaration, true);
     await this.#registry.sync();
+    let entry: Entry;
     try {
-      return (await this.#open(declaration, declaration.exclusive ? owner : undefined)).queue;
+      entry = await this.#open(declaration, declaration.exclusive ? owner : undefined);
     } catch (error) {
       this.#registry.remove(declaration.name);
       await this.#registry.sync();
       throw error;
     }
+    if (this.#entries.get(declaration.name) === entry) this.#registry.save(declaration);
+    await this.#registry.sync();
+    return entry.queue;
   }
 
   /** Opens a declared queue and registers it. */
@@ -593,7 +602,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const name = declaration.name;
     let entry: Entry | undefined;
     const queue = await KINDS[declaration.kind].open(declaration, {
-      storage: this.#storage,
+      storage: this.#queueStorage,
       namespace: name,
       clock: this.#clock,
       deadLetter: this.#deadLetter,
@@ -678,7 +687,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   #delete(name: string, options: DeleteQueueOptions = {}): Promise<number> {
     return this.#serialized(async () => {
       if (this.#damaged.has(name)) {
-        await this.#storage.deleteNamespace(name);
+        await this.#queueStorage.deleteNamespace(name);
         this.#damaged.delete(name);
         this.#forget(name);
         return 0;
@@ -763,9 +772,11 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     await this.#registry.sync();
   }
 
-  async #restoreQueue({ name, declaration, error }: StoredQueue, present: boolean): Promise<void> {
+  async #restoreQueue(stored: StoredQueue, present: boolean): Promise<void> {
+    const { name, declaration, error } = stored;
     if (!declaration) return this.#damaged.quarantine(name, undefined, error);
-    if (!declaration.durable || declaration.exclusive) {
+    // A declare or delete that never finished is undone or finished: the queue is gone.
+    if (!declaration.durable || declaration.exclusive || stored.unfinished) {
       await this.#storage.deleteNamespace(name);
       this.#registry.remove(name);
       return;
@@ -811,7 +822,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       name,
     );
     this.#registry.save(declaration);
-    await this.#restoreQueue({ name, declaration }, true);
+    await this.#restoreQueue({ name, declaration, unfinished: false }, true);
   }
 
   async #exchangeBinding(change: () => boolean): Promise<void> {
