@@ -4,8 +4,8 @@
  * The kills are split evenly over the policies and, per policy, over `jobs` loops run side by
  * side (each on its own directory, with seed `seed + i`): a loop mostly waits for its worker.
  * Kills the worker of `test/support/crash-loop` with SIGKILL at seeded random moments, checks
- * every reopen, and prints kills, resolved publishes checked, losses, corrupt deliveries and
- * reopen times. Exits with 1 on the first violation, printing its seed and trace.
+ * every reopen, and prints kills, resolved publishes checked, losses, corrupt deliveries, kills
+ * during a declare or delete and reopen times. Exits with 1 on the first violation, printing its seed and trace.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,6 +43,7 @@ const total: CrashLoopResult = {
   resolvedChecked: 0,
   losses: 0,
   corrupt: 0,
+  structuralKills: 0,
   reopenMs: [],
 };
 const started = performance.now();
@@ -66,6 +67,7 @@ try {
     total.resolvedChecked += result.resolvedChecked;
     total.losses += result.losses;
     total.corrupt += result.corrupt;
+    total.structuralKills += result.structuralKills;
     total.reopenMs.push(...result.reopenMs);
   }
 } finally {
@@ -77,6 +79,7 @@ console.log(`kills                      ${total.kills}`);
 console.log(`resolved publishes checked ${total.resolvedChecked}`);
 console.log(`losses                     ${total.losses}`);
 console.log(`corrupt deliveries         ${total.corrupt}`);
+console.log(`kills in declare or delete ${total.structuralKills}`);
 console.log(
   `reopen p50 / p99           ${percentile(sorted, 50).toFixed(1)} ms / ${percentile(sorted, 99).toFixed(1)} ms`,
 );

@@ -14,6 +14,8 @@ import type { BrokerRegistry } from './registry.js';
 
 export interface BrokerContext {
   readonly storage: StorageAdapter;
+  /** The storage the queues get: `storage`, marking a queue's record before its data goes. */
+  readonly queueStorage: StorageAdapter;
   readonly clock: Clock;
   readonly registry: BrokerRegistry;
   readonly exchanges: Exchanges;

@@ -46,6 +46,7 @@ import {
 import { NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
 import { queueStats } from './queue-kinds.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
+import { queueStorage } from './queue-storage.js';
 import { restoreQueues } from './restore.js';
 import { BrokerSession, type SessionHost } from './session.js';
 import { applyTopology, type TopologyHost } from './topology.js';
@@ -143,6 +144,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     });
     this.#context = {
       storage,
+      queueStorage: queueStorage(storage, registry),
       clock,
       registry,
       exchanges,

@@ -152,7 +152,7 @@ export class OpenQueues {
 
   /** Opens a declared queue and registers it. */
   async open(declaration: Declaration, owner: object | undefined): Promise<OpenQueue> {
-    const { storage, damaged } = this.#context;
+    const { queueStorage: storage, damaged } = this.#context;
     const name = declaration.name;
     let entry: OpenQueue | undefined;
     const queue = await KINDS[declaration.kind].open(declaration, {
@@ -269,16 +269,21 @@ export class OpenQueues {
     }
     KINDS[declaration.kind].validate(declaration, this.#context.vhost);
     const { registry } = this.#context;
-    // Recorded before its storage exists, so a crash in between leaves no unlisted namespace.
-    registry.save(declaration);
+    // Recorded (unfinished) before its storage exists, so a crash in between leaves no unlisted
+    // namespace, and a declared queue without its storage only as one the next open deletes.
+    registry.save(declaration, true);
     await registry.sync();
+    let entry: OpenQueue;
     try {
-      return (await this.open(declaration, declaration.exclusive ? owner : undefined)).queue;
+      entry = await this.open(declaration, declaration.exclusive ? owner : undefined);
     } catch (error) {
       registry.remove(declaration.name);
       await registry.sync();
       throw error;
     }
+    if (this.#entries.get(declaration.name) === entry) registry.save(declaration);
+    await registry.sync();
+    return entry.queue;
   }
 
   #applyPolicy({ declaration: d, queue }: OpenQueue): Promise<void> {
@@ -326,7 +331,7 @@ export class OpenQueues {
     return this.#serialized(async () => {
       const { damaged } = this.#context;
       if (damaged.has(name)) {
-        await this.#context.storage.deleteNamespace(name);
+        await this.#context.queueStorage.deleteNamespace(name);
         damaged.delete(name);
         this.#forget(name);
         return 0;

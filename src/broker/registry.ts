@@ -32,11 +32,23 @@ interface QueueRecord {
   readonly exclusive: boolean;
   readonly autoDelete: boolean;
   readonly arguments: { readonly [key: string]: JsonValue };
+  /**
+   * Set while the queue is being declared (before its storage exists) or deleted (before its
+   * storage is removed): a broker that stops before it is cleared or the record removed never
+   * finished either, and the next open deletes the queue, whatever of its storage is there.
+   */
+  readonly unfinished?: true;
 }
 
 /** A stored queue declaration, or why it cannot be read. */
 export type StoredQueue =
-  | { readonly name: string; readonly declaration: Declaration; readonly error?: undefined }
+  | {
+      readonly name: string;
+      readonly declaration: Declaration;
+      /** Its declare or delete did not finish (see `BrokerRegistry.save`). */
+      readonly unfinished: boolean;
+      readonly error?: undefined;
+    }
   | { readonly name: string; readonly declaration?: undefined; readonly error: CorruptionError };
 
 /**
@@ -93,7 +105,8 @@ export class BrokerRegistry {
     for (const [key, value] of this.#meta.entries(QUEUE_PREFIX)) {
       const name = key.slice(QUEUE_PREFIX.length);
       try {
-        out.push({ name, declaration: decode(name, value) });
+        const unfinished = (value as Partial<QueueRecord> | null)?.unfinished === true;
+        out.push({ name, declaration: decode(name, value), unfinished });
       } catch (error) {
         out.push({ name, error: error as CorruptionError });
       }
@@ -101,9 +114,25 @@ export class BrokerRegistry {
     return out;
   }
 
-  /** Records a declaration (applied at once, durable after `sync()`). */
-  save(declaration: Declaration): void {
-    this.#meta.set(QUEUE_PREFIX + declaration.name, declarationRecord(declaration));
+  /**
+   * Records a declaration (applied at once, durable after `sync()`); `unfinished` while the
+   * queue's storage is being created, so that a crash before the record is saved again finished
+   * leaves a queue the next open deletes rather than one whose data is reported missing.
+   */
+  save(declaration: Declaration, unfinished = false): void {
+    const record = declarationRecord(declaration);
+    this.#meta.set(QUEUE_PREFIX + declaration.name, unfinished ? unfinishedRecord(record) : record);
+  }
+
+  /**
+   * Marks the queue `name` as being deleted (see `save`), before its storage is removed; false
+   * when it has no record to mark.
+   */
+  markDeleting(name: string): boolean {
+    const record = this.#meta.get(QUEUE_PREFIX + name);
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) return false;
+    this.#meta.set(QUEUE_PREFIX + name, unfinishedRecord(record));
+    return true;
   }
 
   /** Forgets a queue. */
@@ -169,6 +198,10 @@ export class BrokerRegistry {
   sync(): Promise<void> {
     return this.#meta.sync();
   }
+}
+
+function unfinishedRecord(record: JsonValue): JsonValue {
+  return { ...(record as { [key: string]: JsonValue }), unfinished: true };
 }
 
 function decode(name: string, value: JsonValue): Declaration {

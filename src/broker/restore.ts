@@ -30,11 +30,13 @@ export async function restoreQueues(queues: OpenQueues, context: BrokerContext):
 async function restoreQueue(
   queues: OpenQueues,
   { storage, registry, damaged, vhost }: BrokerContext,
-  { name, declaration, error }: StoredQueue,
+  stored: StoredQueue,
   present: boolean,
 ): Promise<void> {
+  const { name, declaration, error } = stored;
   if (!declaration) return damaged.quarantine(name, undefined, error);
-  if (!declaration.durable || declaration.exclusive) {
+  // A declare or delete that never finished is undone or finished: the queue is gone.
+  if (!declaration.durable || declaration.exclusive || stored.unfinished) {
     await storage.deleteNamespace(name);
     registry.remove(name);
     return;
@@ -85,5 +87,5 @@ async function adoptOrphan(
     name,
   );
   registry.save(declaration);
-  await restoreQueue(queues, context, { name, declaration }, true);
+  await restoreQueue(queues, context, { name, declaration, unfinished: false }, true);
 }

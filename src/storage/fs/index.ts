@@ -26,6 +26,7 @@ import {
   writeLogLists,
 } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
+import { finishRemovals, setAside } from './removal.js';
 
 export type { FsyncPolicy } from './durability.js';
 export type { FsIo } from './io.js';
@@ -169,6 +170,7 @@ class FsAdapter implements StorageAdapter {
       this.formatVersion = checkFormat(settings.io, dir, fsync, (from) => {
         if (from < 5) writeLogLists(settings.io, dir, fsync);
       });
+      finishRemovals(settings.io, dir);
     } catch (error) {
       this.#unlock();
       throw error;
@@ -206,7 +208,9 @@ class FsAdapter implements StorageAdapter {
     this.#check();
     checkName(name, 'namespace');
     this.#namespaces.get(name)?.destroy();
-    this.#settings.io.rmSync(path.join(this.#dir, encodeName(name)));
+    const { io, policy } = this.#settings;
+    const dir = path.join(this.#dir, encodeName(name));
+    if (io.isDirectorySync(dir)) io.rmSync(setAside(io, dir, policy !== 'never'));
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,7 @@ import { crc32 } from './checksum.js';
 import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
 import { LIST_FILE } from './log.js';
 import { encodeName, NAME_FILE } from './names.js';
+import { asidePath, finishRemovals, setAside } from './removal.js';
 
 export const LOG_LIST_FILE = '~logs';
 const MAGIC = 0x4c4c514d; // "MQLL"
@@ -86,9 +87,6 @@ export function writeLogList(
   if (fsync) fsyncDirSync(io, dir);
 }
 
-/** Prefix of a log directory being removed: renamed so, then unlisted, then removed. */
-const REMOVING = '~removing.';
-
 function missingLog(file: string, log: string, namespace: string): DataLossError {
   return new DataLossError(
     'missing',
@@ -129,12 +127,7 @@ export class LogList {
     this.#namespace = namespace;
     this.#fsync = fsync;
     this.#report = report;
-    const removing = new Set<string>();
-    for (const entry of io.readdirSync(dir)) {
-      if (!entry.startsWith(REMOVING)) continue;
-      io.rmSync(path.join(dir, entry));
-      removing.add(entry.slice(REMOVING.length));
-    }
+    const removing = finishRemovals(io, dir);
     const stored = readLogList(io, this.#file);
     if (stored === 'damaged' || (stored === undefined && present.length > 0)) {
       report(
@@ -161,12 +154,16 @@ export class LogList {
       changed = true;
       if (!removing.has(encodeName(name))) report(missingLog(logDir, name, namespace));
     }
+    let unlisted = false;
     for (const name of present) {
       if (this.#entries.has(name)) continue;
-      changed = true;
-      const list = path.join(dir, encodeName(name), LIST_FILE);
-      this.#entries.set(name, io.existsSync(list));
+      changed = unlisted = true;
+      const logDir = path.join(dir, encodeName(name));
+      // A crash cut its creation short: what it holds is made durable before the list names it.
+      if (fsync) fsyncDirSync(io, logDir);
+      this.#entries.set(name, io.existsSync(path.join(logDir, LIST_FILE)));
     }
+    if (unlisted && fsync) fsyncDirSync(io, dir);
     if (changed) this.#write();
   }
 
@@ -187,12 +184,16 @@ export class LogList {
   }
 
   /**
-   * Lists the log `name`, opened with its segment list written: after its directory (created
-   * just before, if it is new) is durable, so the list never names a log that is not there.
+   * Lists the log `name`, opened with its segment list written (in `logDir`): after its files and
+   * its directory (created just before, if it is new) are durable, so the list never names a log,
+   * or a segment list, that a power cut may lose.
    */
-  opened(name: string): void {
+  opened(name: string, logDir: string): void {
     if (this.#entries.get(name) === true) return;
-    if (!this.#entries.has(name) && this.#fsync) fsyncDirSync(this.#io, this.#dir);
+    if (this.#fsync) {
+      fsyncDirSync(this.#io, logDir);
+      if (!this.#entries.has(name)) fsyncDirSync(this.#io, this.#dir);
+    }
     this.#entries.set(name, true);
     this.#write();
   }
@@ -203,12 +204,8 @@ export class LogList {
    */
   remove(name: string, logDir: string): void {
     const io = this.#io;
-    const aside = path.join(this.#dir, REMOVING + path.basename(logDir));
-    if (this.#entries.has(name) && io.isDirectorySync(logDir)) {
-      io.rmSync(aside);
-      io.renameSync(logDir, aside);
-      if (this.#fsync) fsyncDirSync(io, this.#dir);
-    }
+    const listed = this.#entries.has(name) && io.isDirectorySync(logDir);
+    const aside = listed ? setAside(io, logDir, this.#fsync) : asidePath(logDir);
     if (this.#entries.delete(name)) this.#write();
     io.rmSync(aside);
     io.rmSync(logDir);

@@ -40,6 +40,7 @@ import {
   allDone,
   type FsIo,
   fsyncDir,
+  fsyncDirSync,
   readFile,
   readFully,
   replaceFile,
@@ -573,7 +574,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const file = path.join(this.#dir, OPTIONS_FILE);
     const stored = readFile(this.io, file);
     if (stored) return parseLogOptions(stored, file);
-    replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), false);
+    const fsync = this.#ctx.policy !== 'never';
+    replaceFile(this.io, file, Buffer.from(JSON.stringify({ segmentBytes })), fsync);
     return segmentBytes;
   }
 
@@ -732,14 +734,16 @@ export class FsLog<T> implements Log<T>, FrameSource {
   }
 
   /**
-   * Creates an empty segment file (atomically: written aside, then renamed), then lists it: a
-   * crash in between leaves a file past the list's last, which holds no confirmed record.
+   * Creates an empty segment file (atomically: written aside, then renamed) and makes it durable,
+   * then lists it: a crash in between leaves a file past the list's last, which holds no
+   * confirmed record, and the list never names a file a power cut may lose.
    */
   #create(id: number, firstOffset: number): Segment {
     const seg = new Segment(this.#dir, id, firstOffset, 0);
-    seg.fd = replaceFileOpen(this.io, seg.file, fileHeader(firstOffset, 0), false);
-    this.#dirUnsynced = true;
+    const fsync = this.#ctx.policy !== 'never';
+    seg.fd = replaceFileOpen(this.io, seg.file, fileHeader(firstOffset, 0), fsync);
     try {
+      if (fsync) fsyncDirSync(this.io, this.#dir);
       this.#writeList(Math.max(firstOffset, this.#nextOffset), id);
     } catch (error) {
       this.io.closeSync(seg.fd);

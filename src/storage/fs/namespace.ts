@@ -36,12 +36,15 @@ export function checkName(name: unknown, what: string): string {
   return name;
 }
 
-/** Creates `dir` for `name` (recording the name if the directory name is a hash). */
-export function makeNamedDir(io: FsIo, dir: string, name: string): void {
+/**
+ * Creates `dir` for `name` (recording the name if the directory name is a hash, fsynced when
+ * `fsync`: the directory is found by it).
+ */
+export function makeNamedDir(io: FsIo, dir: string, name: string, fsync: boolean): void {
   io.mkdirSync(dir);
   const nameFile = path.join(dir, NAME_FILE);
   if (isHashedName(path.basename(dir)) && !io.existsSync(nameFile)) {
-    replaceFile(io, nameFile, Buffer.from(name, 'utf8'), false);
+    replaceFile(io, nameFile, Buffer.from(name, 'utf8'), fsync);
   }
 }
 
@@ -93,12 +96,13 @@ export class FsNamespace implements Namespace {
     this.#onClose = onClose;
     const { io } = settings;
     const fsync = settings.policy !== 'never';
-    const isNew = !io.isDirectorySync(dir);
-    makeNamedDir(io, dir, name);
-    // The namespace's entry must be durable before anything in it counts on it.
-    if (isNew && fsync) fsyncDirSync(io, path.dirname(dir));
     const logs = listNamedDirs(io, dir);
-    const listed = io.existsSync(path.join(dir, LOG_LIST_FILE));
+    // Its list of logs is written last when it is created: without it (and without logs), it is
+    // new, or was being created when a crash came, and is created (again) step by step.
+    const creating = logs.length === 0 && !io.existsSync(path.join(dir, LOG_LIST_FILE));
+    makeNamedDir(io, dir, name, fsync);
+    // The namespace's entry must be durable before anything in it counts on it.
+    if (creating && fsync) fsyncDirSync(io, path.dirname(dir));
     this.meta = new FsMetaStore(
       io,
       path.join(dir, '~meta'),
@@ -107,11 +111,11 @@ export class FsNamespace implements Namespace {
       () => this.#closed,
       settings.report,
       // Logs, or the list of logs written after the metadata: the file was lost, not never written.
-      logs.length > 0 || listed,
+      !creating,
     );
     try {
-      // A new namespace writes its metadata, then its list; one fsync of the directory covers
-      // both. (A crash before it may keep the list alone: its metadata is then reported lost.)
+      // The metadata is durable before the list that says the namespace is complete.
+      if (creating && fsync) fsyncDirSync(io, dir);
       this.#list = new LogList(io, dir, name, logs, fsync, settings.report);
     } catch (error) {
       this.meta.destroy();
@@ -127,7 +131,7 @@ export class FsNamespace implements Namespace {
     if (open) return open as FsLog<T>;
     const dir = path.join(this.#dir, encodeName(name));
     this.#list.check(name, dir);
-    makeNamedDir(this.#settings.io, dir, name);
+    makeNamedDir(this.#settings.io, dir, name, this.#settings.policy !== 'never');
     const log: FsLog<T> = new FsLog(dir, name, codec, segmentBytes, {
       io: this.#settings.io,
       policy: this.#settings.policy,
@@ -137,7 +141,7 @@ export class FsNamespace implements Namespace {
         if (this.#logs.get(name) === log) this.#logs.delete(name);
       },
     });
-    this.#list.opened(name);
+    this.#list.opened(name, dir);
     this.#logs.set(name, log);
     return log;
   }

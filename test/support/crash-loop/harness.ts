@@ -7,7 +7,9 @@
  * - nothing delivered is corrupt or was never published;
  * - the stream's offsets have no gap and its ids grow with them; the stored offset of its
  *   consumer is not past the end and reopening reported no clamp;
- * - each LVQ key holds a value at least as new as its latest resolved one.
+ * - each LVQ key holds a value at least as new as its latest resolved one;
+ * - nothing is damaged, and a scratch queue (declared and deleted now and then, never published
+ *   to) is there empty or not there.
  *
  * The worker is bundled once per process (esbuild), so a run starts in a fraction of the time
  * a TypeScript loader takes.
@@ -26,6 +28,7 @@ import {
   type QueueName,
   READER,
   random,
+  SCRATCH,
 } from './workload.js';
 
 export interface CrashLoopOptions {
@@ -45,6 +48,8 @@ export interface CrashLoopResult {
   resolvedChecked: number;
   losses: number;
   corrupt: number;
+  /** Kills that came while a scratch queue was being declared or deleted. */
+  structuralKills: number;
   /** Milliseconds each reopen (`Broker.open` on the crashed directory) took. */
   readonly reopenMs: number[];
 }
@@ -79,6 +84,8 @@ class Ledger {
   readonly lvqLatest = new Map<string, number>();
   /** Resolved publishes not checked yet. */
   unchecked = 0;
+  /** A scratch queue's declare or delete was under way (its last `Q` line was not `done`). */
+  structural = false;
   /** The last lines, for a violation's trace. */
   readonly trace: string[] = [];
 
@@ -86,7 +93,9 @@ class Ledger {
     this.trace.push(line);
     if (this.trace.length > 40) this.trace.shift();
     const [kind, queue, a, b] = line.split(' ') as [string, QueueName, string, string?];
-    if (kind === 'S') {
+    if (kind === 'Q') {
+      this.structural = queue !== ('done' as string);
+    } else if (kind === 'S') {
       const set = this.attempted.get(queue)!;
       for (let id = Number(a); id <= Number(b); id++) set.add(id);
     } else if (kind === 'P') {
@@ -112,6 +121,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     resolvedChecked: 0,
     losses: 0,
     corrupt: 0,
+    structuralKills: 0,
     reopenMs: [],
   };
   for (let run = 1; run <= options.kills; run++) {
@@ -120,6 +130,8 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     const delay = rand() * (early ? 300 : (options.maxDelayMs ?? 80));
     const stderr = await runAndKill(worker, options, run, early, delay, ledger);
     result.kills++;
+    if (ledger.structural) result.structuralKills++;
+    ledger.structural = false;
     const context = `seed ${options.seed}, policy ${options.policy}, run ${run} (kill ${
       early ? 'after spawn' : 'after ready'
     } +${delay.toFixed(1)} ms)`;
@@ -279,6 +291,13 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
       if (value === undefined || value < latest) {
         result.losses++;
         violations.push(`lvq: key ${key} holds ${value ?? 'nothing'}, latest resolved ${latest}`);
+      }
+    }
+    // A scratch queue whose declare or delete a kill cut short is there whole, or not at all.
+    for (const damaged of broker.damaged()) violations.push(`${damaged.name}: damaged on open`);
+    for (const info of broker.queues()) {
+      if (info.name.startsWith(SCRATCH) && info.messages !== 0) {
+        violations.push(`${info.name}: holds ${info.messages} messages, never published to`);
       }
     }
     result.resolvedChecked += ledger.unchecked;

@@ -21,6 +21,7 @@ import {
   type QueueName,
   READER,
   random,
+  SCRATCH,
 } from './workload.js';
 
 const [dir, policy, seedArg, runArg] = process.argv.slice(2) as [
@@ -67,9 +68,28 @@ await queues.stream.subscribe(
 );
 print('R\n');
 
+/**
+ * Declares or deletes a scratch queue of a random kind (never published to), printing `Q` lines
+ * around it: kills land in declares and deletes too.
+ */
+let structural = false;
+function declareOrDelete(): void {
+  const kind = QUEUE_NAMES[Math.floor(rand() * QUEUE_NAMES.length)]!;
+  const name = `${SCRATCH}${kind}`;
+  const exists = broker.queues().some((q) => q.name === name);
+  structural = true;
+  print(`Q ${exists ? 'delete' : 'declare'} ${name}\n`);
+  const done = exists ? broker.deleteQueue(name) : broker.queue(name, QUEUES[kind]);
+  void done.then(() => {
+    print(`Q done ${name}\n`);
+    structural = false;
+  });
+}
+
 let seq = 0;
 const inFlight: Promise<void>[] = [];
 for (;;) {
+  if (!structural && rand() < 0.02) declareOrDelete();
   const name = QUEUE_NAMES[Math.floor(rand() * QUEUE_NAMES.length)]!;
   const count = 1 + Math.floor(rand() * 16);
   const first = idOf(run, seq + 1);

@@ -14,6 +14,8 @@ export const QUEUES = {
 
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+/** Prefix of the queues the worker declares and deletes now and then (`scratch-<kind>`). */
+export const SCRATCH = 'scratch-';
 /** Tag of the stream's tracked consumer. */
 export const READER = 'reader';
 /** Keys of the last-value queue. */
@@ -47,7 +49,9 @@ export function idOfBody(queue: QueueName, body: string): number | undefined {
  * - `R`: open and consuming;
  * - `S <queue> <first> <last>`: about to publish ids first..last;
  * - `P <queue> <id> [key]`: the publish resolved;
- * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset).
+ * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset);
+ * - `Q declare|delete <queue>`: about to declare or delete a scratch queue; `Q done <queue>`:
+ *   that resolved.
  */
 export type WorkerLine = string;
 
