@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import amqplib from 'amqplib';
 import { Broker } from '../src/broker/broker.js';
-import { PROTOCOL_HEADER } from '../src/server/connection.js';
+import { PROTOCOL_HEADER } from '../src/server/handshake.js';
 import { listen } from '../src/server/server.js';
 import { isMain, printResults } from './harness.js';
 import type { BenchResult } from './types.js';

@@ -9,7 +9,7 @@
  */
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { EMPTY_PROPERTIES } from '../../src/message/normalize.js';
-import { PROTOCOL_HEADER } from '../../src/server/connection.js';
+import { PROTOCOL_HEADER } from '../../src/server/handshake.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import { shortstrBytes, writeDelivery } from '../../src/server/wire/delivery.js';
 import { FrameParser } from '../../src/server/wire/frames.js';

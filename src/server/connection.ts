@@ -1,38 +1,45 @@
 /**
- * One client connection: the protocol header, the handshake (start, tune, open) as RabbitMQ 3.10
- * conducts it, heartbeats both ways, channel multiplexing, connection exceptions, and flow
- * control: the socket is not read while too much work waits for the broker (methods queued behind
- * a slow one, publishes waiting for storage), and consumers stop receiving while the socket does
- * not drain.
+ * One client connection: its frames dispatched to its channels (channel.ts) in the states of its
+ * handshake (handshake.ts), connection exceptions, and the end, releasing every channel. Its
+ * timers are heartbeats.ts, its output and the socket's drain output.ts. Flow control on input:
+ * the socket is not read while too much work waits for the broker (methods queued behind a slow
+ * one, publishes waiting for storage).
  */
 import type { Socket } from 'node:net';
 import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
-import type { Clock, TimerHandle } from '../clock.js';
-import { AmqpChannel, type ChannelHost } from './channel.js';
+import type { Clock } from '../clock.js';
+import { AmqpChannel } from './channel.js';
+import type { ChannelHost } from './channel-host.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
-import { FRAME_MIN, type Limits } from './limits.js';
+import {
+  CONNECTION_START,
+  HANDSHAKE_FRAME_MAX,
+  login,
+  PROTOCOL_HEADER,
+  tuning,
+} from './handshake.js';
+import { Heartbeats } from './heartbeats.js';
+import type { Limits } from './limits.js';
+import { ConnectionOutput } from './output.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
-import { Reader, WireSyntaxError, Writer } from './wire/bytes.js';
-import { readTable } from './wire/field-table.js';
+import { Reader, WireSyntaxError, type Writer } from './wire/bytes.js';
 import { FrameError, FrameParser } from './wire/frames.js';
 import {
   FRAME_BODY,
   FRAME_HEADER,
   FRAME_HEARTBEAT,
+  isBasicAck,
   type OutArgs,
   readArgs,
   writeHeartbeat,
   writeMethod,
 } from './wire/methods.js';
-import { type ArgsOf, classExists, type Method, type MethodName, methodById } from './wire/spec.js';
+import { classExists, type Method, type MethodName, methodById } from './wire/spec.js';
 
-/** The protocol header of AMQP 0-9-1. */
-export const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
-/** The frame-max of the handshake, before connection.tune-ok set the connection's own. */
-const HANDSHAKE_FRAME_MAX = 131072;
+/** Heartbeat proposed in connection.tune by default, seconds (RabbitMQ's). */
 export const HEARTBEAT_SECONDS = 60;
 /**
  * Work waiting for the broker (methods queued behind a slow one, publishes waiting for storage)
@@ -43,8 +50,6 @@ const BACKLOG_LOW = 256;
 // No `connection.blocked` is sent while the socket is not read: this is flow control, like
 // RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a resource
 // alarm, and amqp-client rejects every publish while blocked.
-/** Output bytes gathered before they are written without waiting for the end of the turn. */
-const WRITE_BATCH = 256 * 1024;
 
 /** What a connection needs from its server. */
 export interface ConnectionOptions {
@@ -78,35 +83,14 @@ export interface OpenedVhost {
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' | 'ended';
 
-const SERVER_PROPERTIES = {
-  product: 'mqlite',
-  version: '0.1.0',
-  platform: `Node.js ${process.version}`,
-  copyright: 'mqlite contributors',
-  information: 'Licensed under the MIT license',
-  capabilities: {
-    publisher_confirms: true,
-    exchange_exchange_bindings: true,
-    'basic.nack': true,
-    consumer_cancel_notify: true,
-    'connection.blocked': false,
-    consumer_priorities: true,
-    authentication_failure_close: true,
-    per_consumer_qos: true,
-    direct_reply_to: true,
-  },
-};
-
 export class AmqpConnection implements ChannelHost {
   readonly replies: ReplyAddresses;
   user = '';
   vhost: string | undefined;
   frameMax = HANDSHAKE_FRAME_MAX;
   cancelNotify = false;
-  writable = true;
   readonly #socket: Socket;
   readonly #options: ConnectionOptions;
-  readonly #clock: Clock;
   #state: State = 'header';
   #header = Buffer.alloc(0);
   readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
@@ -117,15 +101,11 @@ export class AmqpConnection implements ChannelHost {
   readonly #peer: string;
   /** The reply text of the connection.close the server sent to end the connection. */
   #closeReason: string | undefined;
-  /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
-  readonly #out = new Writer(4096);
-  #flushScheduled = false;
+  readonly #output: ConnectionOutput;
+  readonly #heartbeats: Heartbeats;
   #backlog = 0;
   #readPaused = false;
   #heartbeatMs = 0;
-  #lastRead: number;
-  #lastWrite: number;
-  #timer: TimerHandle | undefined;
   #ended: Promise<void> | undefined;
   #resolveDone!: () => void;
   readonly #done = new Promise<void>((resolve) => {
@@ -136,17 +116,18 @@ export class AmqpConnection implements ChannelHost {
     this.#socket = socket;
     this.#options = options;
     this.replies = options.replies;
-    this.#clock = options.clock;
     this.#channelMax = options.limits.channelMax;
     const address = socket.remoteAddress ?? 'unknown';
     this.#peer = `${address.includes(':') ? `[${address}]` : address}:${socket.remotePort ?? 0}`;
-    this.#lastRead = this.#lastWrite = this.#clock.now();
+    this.#heartbeats = new Heartbeats(options.clock);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
-    socket.on('drain', () => this.#setWritable(true));
+    this.#output = new ConnectionOutput(socket, this.#heartbeats, () => {
+      for (const channel of this.#channels.values()) channel.setWritable();
+    });
     socket.on('error', () => {});
     socket.on('close', () => void this.end());
-    this.#timer = this.#clock.setTimeout(() => {
+    this.#heartbeats.deadline(() => {
       if (this.#state !== 'running' && this.#state !== 'ended') this.#destroy();
     }, options.handshakeTimeout);
     this.#report('accepted');
@@ -164,6 +145,11 @@ export class AmqpConnection implements ChannelHost {
   /** What the user may do in the vhost opened. */
   get permissions(): Permissions {
     return this.#open().permissions;
+  }
+
+  /** False while the socket is not draining. */
+  get writable(): boolean {
+    return this.#output.writable;
   }
 
   /** The body size limit of publishes. */
@@ -213,24 +199,20 @@ export class AmqpConnection implements ChannelHost {
   // --- ChannelHost ---------------------------------------------------------------------------
 
   write(build: (w: Writer) => void): void {
-    if (this.#state === 'ended') return;
-    build(this.#out);
-    this.appended();
+    this.#output.write(build);
   }
 
   output(): Writer | undefined {
-    return this.#state === 'ended' ? undefined : this.#out;
+    return this.#output.writer();
   }
 
   appended(): void {
-    if (this.#out.pos >= WRITE_BATCH) this.#flush();
-    else if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushSoon);
-    }
+    this.#output.appended();
   }
 
-  readonly #flushSoon = (): void => this.#flush();
+  #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {
+    this.write((w) => writeMethod(w, channel, name, args));
+  }
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
@@ -244,7 +226,7 @@ export class AmqpConnection implements ChannelHost {
     this.#state = 'closing';
     for (const channel of this.#channels.values()) void channel.teardown();
     // A peer that never answers close-ok is dropped after a while.
-    this.#restartTimer(() => this.#destroy(), 5000);
+    this.#heartbeats.deadline(() => this.#destroy(), 5000);
   }
 
   backlog(delta: number): void {
@@ -255,7 +237,7 @@ export class AmqpConnection implements ChannelHost {
     } else if (this.#readPaused && this.#backlog <= BACKLOG_LOW) {
       this.#readPaused = false;
       // The peer's heartbeats waited unread: its silence counts from now (as RabbitMQ).
-      this.#lastRead = this.#clock.now();
+      this.#heartbeats.read();
       this.#socket.resume();
     }
   }
@@ -267,7 +249,7 @@ export class AmqpConnection implements ChannelHost {
   // --- input ---------------------------------------------------------------------------------
 
   #onData(chunk: Buffer): void {
-    this.#lastRead = this.#clock.now();
+    this.#heartbeats.read();
     if (this.#state === 'ended') return;
     if (this.#state === 'header') {
       const header = Buffer.concat([this.#header, chunk]);
@@ -278,17 +260,11 @@ export class AmqpConnection implements ChannelHost {
       if (!header.subarray(0, 8).equals(PROTOCOL_HEADER)) {
         // The version this server speaks, then close (AMQP 0-9-1 §4.2.2).
         this.#socket.end(PROTOCOL_HEADER);
-        this.#state = 'ended';
+        this.#setEnded();
         return;
       }
       this.#state = 'start-ok';
-      this.#send(0, 'connection.start', {
-        versionMajor: 0,
-        versionMinor: 9,
-        serverProperties: SERVER_PROPERTIES,
-        mechanisms: 'PLAIN AMQPLAIN',
-        locales: 'en_US',
-      });
+      this.#send(0, 'connection.start', CONNECTION_START);
       chunk = header.subarray(8);
       if (chunk.length === 0) return;
     }
@@ -388,12 +364,28 @@ export class AmqpConnection implements ChannelHost {
       throw new AmqpException(503, `expected '${expected}', got '${method.name}'`);
     }
     switch (method.name) {
-      case 'connection.start-ok':
-        this.#startOk(method.args);
+      case 'connection.start-ok': {
+        const { user, cancelNotify } = login(method.args, this.#options.authenticate);
+        this.cancelNotify = cancelNotify;
+        this.user = user;
+        this.#state = 'tune-ok';
+        const limits = this.#options.limits;
+        this.#send(0, 'connection.tune', {
+          channelMax: limits.channelMax,
+          frameMax: limits.frameMax,
+          heartbeat: this.#options.heartbeat,
+        });
         return;
-      case 'connection.tune-ok':
-        this.#tuneOk(method.args);
+      }
+      case 'connection.tune-ok': {
+        const { frameMax, channelMax, heartbeatMs } = tuning(method.args, this.#options.limits);
+        this.frameMax = frameMax;
+        this.#parser.frameMax = frameMax;
+        this.#channelMax = channelMax;
+        this.#heartbeatMs = heartbeatMs;
+        this.#state = 'open';
         return;
+      }
       case 'connection.open': {
         const opened = this.#options.openVhost(this.user, method.args.virtualHost);
         this.#opened = { ...opened, session: opened.broker.session() };
@@ -406,7 +398,7 @@ export class AmqpConnection implements ChannelHost {
       }
       case 'connection.close':
         this.#send(0, 'connection.close-ok', {});
-        this.#flush();
+        this.#output.flush();
         this.#state = 'closing';
         this.#destroy();
         return;
@@ -422,48 +414,6 @@ export class AmqpConnection implements ChannelHost {
       default:
         throw new AmqpException(503, `'${method.name}' is not a client method`);
     }
-  }
-
-  #startOk(a: ArgsOf<'connection.start-ok'>): void {
-    const capabilities = a.clientProperties.capabilities;
-    this.cancelNotify =
-      typeof capabilities === 'object' &&
-      capabilities !== null &&
-      (capabilities as Record<string, unknown>).consumer_cancel_notify === true;
-    const credentials = parseCredentials(a.mechanism, a.response);
-    if (!credentials || !this.#options.authenticate(credentials.user, credentials.password)) {
-      throw new AmqpException(
-        403,
-        `Login was refused using authentication mechanism ${a.mechanism}. For details see the broker logfile.`,
-      );
-    }
-    this.user = credentials.user;
-    this.#state = 'tune-ok';
-    this.#send(0, 'connection.tune', {
-      channelMax: this.#options.limits.channelMax,
-      frameMax: this.#options.limits.frameMax,
-      heartbeat: this.#options.heartbeat,
-    });
-  }
-
-  #tuneOk(a: ArgsOf<'connection.tune-ok'>): void {
-    const limits = this.#options.limits;
-    const frameMax = a.frameMax === 0 ? limits.frameMax : a.frameMax;
-    if (frameMax < FRAME_MIN) {
-      throw new AmqpException(530, `frame_max=${frameMax} < ${FRAME_MIN} min size`);
-    }
-    if (frameMax > limits.frameMax) {
-      throw new AmqpException(530, `frame_max=${frameMax} > ${limits.frameMax} max size`);
-    }
-    const channelMax = a.channelMax === 0 ? limits.channelMax : a.channelMax;
-    if (channelMax > limits.channelMax) {
-      throw new AmqpException(530, `channel_max=${channelMax} > ${limits.channelMax} max`);
-    }
-    this.frameMax = frameMax;
-    this.#parser.frameMax = frameMax;
-    this.#channelMax = channelMax;
-    this.#heartbeatMs = a.heartbeat * 1000;
-    this.#state = 'open';
   }
 
   #onChannelMethod(channelId: number, method: Method): void {
@@ -492,69 +442,38 @@ export class AmqpConnection implements ChannelHost {
     this.#guarded(classId, methodId, () => channel.onMethod(method));
   }
 
-  // --- output --------------------------------------------------------------------------------
-
-  #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {
-    this.write((w) => writeMethod(w, channel, name, args));
-  }
-
-  #flush(): void {
-    this.#flushScheduled = false;
-    const out = this.#out;
-    if (out.pos === 0 || this.#state === 'ended') return;
-    const bytes = out.take();
-    out.pos = 0;
-    this.#lastWrite = this.#clock.now();
-    if (!this.#socket.write(bytes)) this.#setWritable(false);
-  }
-
-  #setWritable(writable: boolean): void {
-    if (this.writable === writable) return;
-    this.writable = writable;
-    for (const channel of this.#channels.values()) channel.setWritable();
-  }
-
   // --- heartbeats and the end ----------------------------------------------------------------
 
   #startHeartbeat(): void {
-    if (this.#timer) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#heartbeatMs === 0) return;
-    const tick = this.#heartbeatMs / 2;
-    const beat = () => {
-      const now = this.#clock.now();
-      // While the socket is not read, the peer's heartbeats wait unread: no silence counts.
-      if (!this.#readPaused && now - this.#lastRead >= 2 * this.#heartbeatMs) {
-        // A peer silent for two intervals is gone: drop it without a close (as RabbitMQ).
-        this.#destroy();
-        return;
-      }
-      if (now - this.#lastWrite >= tick) {
+    const connection = this;
+    this.#heartbeats.start(this.#heartbeatMs, {
+      get readPaused() {
+        return connection.#readPaused;
+      },
+      sendHeartbeat: () => {
         this.write(writeHeartbeat);
-        this.#flush();
-      }
-      this.#timer = this.#clock.setTimeout(beat, tick);
-    };
-    this.#timer = this.#clock.setTimeout(beat, tick);
-  }
-
-  #restartTimer(fn: () => void, ms: number): void {
-    if (this.#timer) this.#clock.clearTimeout(this.#timer);
-    this.#timer = this.#clock.setTimeout(fn, ms);
+        this.#output.flush();
+      },
+      drop: () => this.#destroy(),
+    });
   }
 
   #destroy(): void {
-    this.#flush();
-    this.#state = 'ended';
+    this.#output.flush();
+    this.#setEnded();
     this.#socket.end();
     this.#socket.destroySoon();
     void this.end();
   }
 
-  async #release(): Promise<void> {
+  #setEnded(): void {
     this.#state = 'ended';
-    if (this.#timer) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#output.close();
+  }
+
+  async #release(): Promise<void> {
+    this.#setEnded();
+    this.#heartbeats.stop();
     if (!this.#socket.destroyed) this.#socket.destroy();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
@@ -564,44 +483,4 @@ export class AmqpConnection implements ChannelHost {
     this.#report('closed');
     this.#resolveDone();
   }
-}
-
-/**
- * Whether a method frame's payload is a basic.ack (class 60, method 80: a delivery tag and the
- * `multiple` bit, nothing else set), the method a consumer sends for every message: it is read
- * in place rather than through the generic decoder.
- */
-function isBasicAck(payload: Buffer): boolean {
-  return (
-    payload.length === 13 &&
-    payload[0] === 0 &&
-    payload[1] === 60 &&
-    payload[2] === 0 &&
-    payload[3] === 80 &&
-    payload[12]! <= 1
-  );
-}
-
-/** The user and password of a PLAIN or AMQPLAIN response, or undefined. */
-function parseCredentials(
-  mechanism: string,
-  response: Uint8Array,
-): { user: string; password: string } | undefined {
-  const bytes = Buffer.from(response.buffer, response.byteOffset, response.byteLength);
-  if (mechanism === 'PLAIN') {
-    const parts = bytes.toString('utf8').split('\0');
-    if (parts.length !== 3) return undefined;
-    return { user: parts[1]!, password: parts[2]! };
-  }
-  if (mechanism === 'AMQPLAIN') {
-    // A field table without its length prefix.
-    const framed = Buffer.alloc(4 + bytes.length);
-    framed.writeUInt32BE(bytes.length, 0);
-    bytes.copy(framed, 4);
-    const table = readTable(new Reader(framed));
-    const { LOGIN: user, PASSWORD: password } = table;
-    if (typeof user !== 'string' || typeof password !== 'string') return undefined;
-    return { user, password };
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 /**
- * The exchange and queue methods of one channel, as broker calls: declare, delete, exchange
- * bindings, and the queue lookups of bind, purge, consume and get, through the connection's
+ * The exchange and queue methods of one channel, as broker calls: declare, delete, bind, unbind
+ * and purge, and the queue lookups of consume and get, through the connection's
  * session (so exclusive queues are the connection's). An empty queue name means the queue the
  * channel declared last, as AMQP 0-9-1 specifies. It is also what permission checks ask of the
  * channel (the queue a name means, whether a resource exists, an exchange's type).
@@ -35,6 +35,11 @@ export class ChannelTopology implements PermissionScope {
     });
   }
 
+  /** Deletes an exchange (`exchange.delete`). */
+  deleteExchange(a: ArgsOf<'exchange.delete'>): Promise<void> {
+    return this.#broker.deleteExchange(a.exchange, { ifUnused: a.ifUnused });
+  }
+
   /** Binds an exchange to an exchange (`exchange.bind`). */
   bindExchange(a: ArgsOf<'exchange.bind'>): Promise<void> {
     return this.#broker.bindExchange(a.destination, a.source, a.routingKey, a.arguments);
@@ -64,6 +69,24 @@ export class ChannelTopology implements PermissionScope {
     this.#lastQueue = queue.name;
     const stats = queueStats(queue);
     return { queue: queue.name, messageCount: stats.messagesReady, consumerCount: stats.consumers };
+  }
+
+  /** Binds a queue to an exchange (`queue.bind`). */
+  async bindQueue(a: ArgsOf<'queue.bind'>): Promise<void> {
+    const queue = await this.queue(a.queue);
+    await queue.bind(a.exchange, a.routingKey, a.arguments);
+  }
+
+  /** Removes a queue's binding (`queue.unbind`). */
+  async unbindQueue(a: ArgsOf<'queue.unbind'>): Promise<void> {
+    const queue = await this.queue(a.queue);
+    await queue.unbind(a.exchange, a.routingKey, a.arguments);
+  }
+
+  /** Purges a queue (`queue.purge`); resolves with how many messages it removed. */
+  async purgeQueue(a: ArgsOf<'queue.purge'>): Promise<number> {
+    const queue = await this.queue(a.queue);
+    return queue.purge();
   }
 
   /** Deletes a queue; resolves with how many messages it held (0 for a missing queue). */

@@ -6,11 +6,13 @@
 
 import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
-import { AmqpChannel, type ChannelHost, TX_MAX_ACTIONS } from '../../src/server/channel.js';
+import { AmqpChannel } from '../../src/server/channel.js';
+import type { ChannelHost } from '../../src/server/channel-host.js';
 import { MAX_MESSAGE_BYTES } from '../../src/server/limits.js';
 import { Permissions } from '../../src/server/permissions.js';
 import { ReplyAddresses } from '../../src/server/reply-to.js';
 import { listen } from '../../src/server/server.js';
+import { TX_MAX_ACTIONS } from '../../src/server/transaction.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
 import {
   methodFrame,

@@ -26,6 +26,22 @@ function argList(def: MethodDef): readonly (readonly [string, ArgType])[] {
   return list;
 }
 
+/**
+ * Whether a method frame's payload is a basic.ack (class 60, method 80: a delivery tag and the
+ * `multiple` bit, nothing else set), the method a consumer sends for every message: it is read
+ * in place rather than through the generic decoder.
+ */
+export function isBasicAck(payload: Buffer): boolean {
+  return (
+    payload.length === 13 &&
+    payload[0] === 0 &&
+    payload[1] === 60 &&
+    payload[2] === 0 &&
+    payload[3] === 80 &&
+    payload[12]! <= 1
+  );
+}
+
 /** Decodes a method's arguments (the reader is past the class and method ids). */
 export function readArgs(r: Reader, def: MethodDef): Method {
   const args: Record<string, unknown> = {};

@@ -1,0 +1,269 @@
+/**
+ * What one channel delivers: its consumers (basic.consume and cancel, the direct reply-to
+ * consumer), basic.get, the channel's prefetch, and the settling of its deliveries (tagged and
+ * tracked by deliveries.ts). Consumers pause while the socket does not drain or the channel's
+ * global prefetch is full. A delivery is written straight into the connection's output: this is
+ * the server's hottest path.
+ */
+import type { Message } from '../message/message.js';
+import type { MessageProperties } from '../message/types.js';
+import { generateConsumerTag, type Outcome, type Subscription } from '../queues/consumer.js';
+import type { ChannelContext, ChannelHost } from './channel-host.js';
+import { Deliveries } from './deliveries.js';
+import { AmqpException } from './errors.js';
+import { REPLY_TO, type ReplyTarget } from './reply-to.js';
+import type { ChannelTopology } from './topology.js';
+import { ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
+import { writeContent, writeMethod } from './wire/methods.js';
+import type { ArgsOf } from './wire/spec.js';
+
+interface Consumer {
+  readonly tag: string;
+  /** The tag's wire bytes, written in every delivery. */
+  readonly tagBytes: Buffer;
+  subscription: Subscription;
+  /** Cancelled by the client (or the channel closing): no server cancel to send. */
+  quiet: boolean;
+}
+
+export class ChannelConsumers implements ReplyTarget {
+  readonly #channel: ChannelContext;
+  readonly #host: ChannelHost;
+  readonly #id: number;
+  readonly #topology: ChannelTopology;
+  readonly #deliveries = new Deliveries();
+  readonly #consumers = new Map<string, Consumer>();
+  #prefetch = 0;
+  #globalPrefetch = 0;
+  #paused = false;
+  /** Wire bytes of the exchange and routing key names of the last deliveries. */
+  readonly #exchangeBytes = new ShortstrCache();
+  readonly #routingKeyBytes = new ShortstrCache();
+  /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
+  #replyConsumer:
+    | { readonly tag: string; readonly tagBytes: Buffer; readonly address: string }
+    | undefined;
+
+  constructor(channel: ChannelContext, topology: ChannelTopology) {
+    this.#channel = channel;
+    this.#host = channel.host;
+    this.#id = channel.id;
+    this.#topology = topology;
+  }
+
+  /** The channel's direct reply-to address, while it consumes its replies. */
+  get replyAddress(): string | undefined {
+    return this.#replyConsumer?.address;
+  }
+
+  /** Handles basic.qos. */
+  qos(a: ArgsOf<'basic.qos'>): void {
+    if (a.prefetchSize !== 0) throw new AmqpException(540, `prefetch_size!=0 (${a.prefetchSize})`);
+    if (a.global) this.#globalPrefetch = a.prefetchCount;
+    else this.#prefetch = a.prefetchCount;
+    this.updatePause();
+    this.#channel.reply('basic.qos-ok', {});
+  }
+
+  /** Handles basic.consume. */
+  async consume(a: ArgsOf<'basic.consume'>): Promise<void> {
+    const tag = a.consumerTag || generateConsumerTag();
+    if (this.#consumers.has(tag)) {
+      throw new AmqpException(530, `attempt to reuse consumer tag '${tag}'`);
+    }
+    if (a.queue === REPLY_TO) {
+      this.#consumeReplies(tag, a);
+      return;
+    }
+    const queue = await this.#topology.queue(a.queue);
+    let consumer: Consumer | undefined;
+    // Paused until consume-ok is out: deliveries must follow it, and stop when the socket does.
+    const subscription = await queue.subscribe(
+      {
+        tag,
+        noAck: a.noAck,
+        exclusive: a.exclusive,
+        prefetch: this.#prefetch,
+        args: a.arguments,
+        manualAck: true,
+        paused: true,
+      },
+      (message: Message) => this.#deliver(consumer!, message),
+    );
+    if (!this.#channel.open) {
+      await subscription.close();
+      return;
+    }
+    consumer = { tag, tagBytes: shortstrBytes(tag), subscription, quiet: false };
+    this.#consumers.set(tag, consumer);
+    this.#deliveries.subscribed(subscription);
+    subscription.onCancelled(() => this.#cancelled(consumer!));
+    this.#channel.reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
+    if (!this.#paused) subscription.resume();
+  }
+
+  #consumeReplies(tag: string, a: ArgsOf<'basic.consume'>): void {
+    if (!a.noAck) throw new AmqpException(406, 'reply consumer cannot acknowledge');
+    if (this.#replyConsumer) throw new AmqpException(406, 'reply consumer already set');
+    this.#replyConsumer = {
+      tag,
+      tagBytes: shortstrBytes(tag),
+      address: this.#host.replies.register(this),
+    };
+    this.#channel.reply('basic.consume-ok', { consumerTag: tag }, a.nowait);
+  }
+
+  /** A reply published to this channel's address: delivered at once, no-ack. */
+  deliverReply(routingKey: string, properties: MessageProperties, body: Uint8Array): void {
+    const reply = this.#replyConsumer;
+    if (!this.#channel.open || !reply) return;
+    this.#writeDelivery(
+      reply.tagBytes,
+      this.#deliveries.nextTag(),
+      false,
+      '',
+      routingKey,
+      properties,
+      body,
+    );
+  }
+
+  /** A consumer's subscription ended: by the client, the channel, or its queue going away. */
+  #cancelled(consumer: Consumer): void {
+    if (this.#consumers.get(consumer.tag) === consumer) this.#consumers.delete(consumer.tag);
+    const subscription = consumer.subscription;
+    this.#deliveries.cancelled(subscription);
+    if (consumer.quiet || !this.#channel.open || !this.#host.cancelNotify) return;
+    this.#host.write((w) =>
+      writeMethod(w, this.#id, 'basic.cancel', { consumerTag: consumer.tag, nowait: true }),
+    );
+  }
+
+  /** Handles basic.cancel. */
+  async cancel(a: ArgsOf<'basic.cancel'>): Promise<void> {
+    if (this.#replyConsumer?.tag === a.consumerTag) {
+      this.#host.replies.remove(this.#replyConsumer.address);
+      this.#replyConsumer = undefined;
+    }
+    const consumer = this.#consumers.get(a.consumerTag);
+    if (consumer) {
+      consumer.quiet = true;
+      await consumer.subscription.cancel();
+    }
+    this.#channel.reply('basic.cancel-ok', { consumerTag: a.consumerTag }, a.nowait);
+  }
+
+  #deliver(consumer: Consumer, message: Message): void {
+    const deliveryTag = this.#deliveries.nextTag();
+    if (!consumer.subscription.noAck) this.#deliveries.track(deliveryTag, message);
+    this.#writeDelivery(
+      consumer.tagBytes,
+      deliveryTag,
+      message.redelivered,
+      message.exchange,
+      message.routingKey,
+      wireProperties(message),
+      message.storedBody,
+    );
+    if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
+      this.updatePause();
+    }
+  }
+
+  #writeDelivery(
+    consumerTag: Uint8Array,
+    deliveryTag: number,
+    redelivered: boolean,
+    exchange: string,
+    routingKey: string,
+    properties: Readonly<MessageProperties>,
+    body: Uint8Array,
+  ): void {
+    const host = this.#host;
+    const out = host.output();
+    if (!out) return;
+    writeDelivery(
+      out,
+      this.#id,
+      consumerTag,
+      deliveryTag,
+      redelivered,
+      this.#exchangeBytes.bytes(exchange),
+      this.#routingKeyBytes.bytes(routingKey),
+      properties,
+      body,
+      host.frameMax,
+    );
+    host.appended();
+  }
+
+  /** Handles basic.get. */
+  async get(a: ArgsOf<'basic.get'>): Promise<void> {
+    const queue = await this.#topology.queue(a.queue);
+    const message = await queue.get({ noAck: a.noAck });
+    if (!this.#channel.open) {
+      if (message && !a.noAck) await message.nack(true);
+      return;
+    }
+    if (!message) {
+      this.#channel.reply('basic.get-empty', { clusterId: '' });
+      return;
+    }
+    const deliveryTag = this.#deliveries.nextTag();
+    if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message);
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.#id, 'basic.get-ok', {
+        deliveryTag,
+        redelivered: message.redelivered,
+        exchange: message.exchange,
+        routingKey: message.routingKey,
+        messageCount: message.messageCount ?? 0,
+      });
+      writeContent(w, this.#id, wireProperties(message), message.body, frameMax);
+    });
+  }
+
+  /**
+   * Settles one delivery, or with `multiple` every one up to `tag` (0: all).
+   * @throws AmqpException 406 for a tag that is not an unacknowledged delivery.
+   */
+  settle(tag: number, multiple: boolean, outcome: Outcome): void {
+    this.#deliveries.settle(tag, multiple, outcome);
+    if (this.#globalPrefetch > 0) this.updatePause();
+  }
+
+  /** Consumers wait while the socket is not draining or the channel's prefetch is full. */
+  updatePause(): void {
+    const full = this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch;
+    const paused = full || !this.#host.writable;
+    if (paused === this.#paused) return;
+    this.#paused = paused;
+    for (const consumer of this.#consumers.values()) {
+      if (paused) consumer.subscription.pause();
+      else consumer.subscription.resume();
+    }
+  }
+
+  /**
+   * The channel ended: no consumer sends a cancel any more, and every unacknowledged delivery
+   * returns to its queue.
+   */
+  async release(): Promise<void> {
+    if (this.#replyConsumer) this.#host.replies.remove(this.#replyConsumer.address);
+    this.#replyConsumer = undefined;
+    for (const consumer of this.#consumers.values()) consumer.quiet = true;
+    this.#consumers.clear();
+    await this.#deliveries.release();
+  }
+}
+
+/**
+ * A delivery's properties as RabbitMQ 3.10 writes them: with the `x-stream-offset` of a stream,
+ * without the `x-delivery-count` mqlite's classic queues add (RabbitMQ's quorum queues write it).
+ */
+function wireProperties(message: Message): Readonly<MessageProperties> {
+  return message.deliveryHeader === 'x-delivery-count'
+    ? message.storedProperties
+    : message.properties;
+}

@@ -1,0 +1,76 @@
+/**
+ * A connection's output: frames appended to one buffer, written to the socket at the end of the
+ * turn (or as soon as a batch is large), and whether the socket drains. While it does not, the
+ * connection's consumers pause; the channels' methods still get their replies.
+ */
+import type { Socket } from 'node:net';
+import type { Heartbeats } from './heartbeats.js';
+import { Writer } from './wire/bytes.js';
+
+/** Output bytes gathered before they are written without waiting for the end of the turn. */
+const WRITE_BATCH = 256 * 1024;
+
+export class ConnectionOutput {
+  /** False while the socket is not draining. */
+  writable = true;
+  readonly #socket: Socket;
+  readonly #heartbeats: Heartbeats;
+  /** The socket stopped or started draining. */
+  readonly #onWritable: () => void;
+  /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
+  readonly #out = new Writer(4096);
+  #flushScheduled = false;
+  #closed = false;
+
+  constructor(socket: Socket, heartbeats: Heartbeats, onWritable: () => void) {
+    this.#socket = socket;
+    this.#heartbeats = heartbeats;
+    this.#onWritable = onWritable;
+    socket.on('drain', () => this.#setWritable(true));
+  }
+
+  /** Appends frames; nothing once closed. */
+  write(build: (w: Writer) => void): void {
+    if (this.#closed) return;
+    build(this.#out);
+    this.appended();
+  }
+
+  /** The buffer to append frames to directly, each batch followed by `appended()`. */
+  writer(): Writer | undefined {
+    return this.#closed ? undefined : this.#out;
+  }
+
+  /** Frames were appended: they go out by the end of the turn. */
+  appended(): void {
+    if (this.#out.pos >= WRITE_BATCH) this.flush();
+    else if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flushSoon);
+    }
+  }
+
+  readonly #flushSoon = (): void => this.flush();
+
+  /** Writes what was appended to the socket now. */
+  flush(): void {
+    this.#flushScheduled = false;
+    const out = this.#out;
+    if (out.pos === 0 || this.#closed) return;
+    const bytes = out.take();
+    out.pos = 0;
+    this.#heartbeats.wrote();
+    if (!this.#socket.write(bytes)) this.#setWritable(false);
+  }
+
+  /** The connection ended: nothing more is written. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #setWritable(writable: boolean): void {
+    if (this.writable === writable) return;
+    this.writable = writable;
+    this.#onWritable();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The publishes of one channel, once assembled from their frames (content.ts): checked, sent to
+ * the broker (a direct reply straight to its channel), returned when mandatory and unroutable,
+ * and, in confirm mode, confirmed once stored or refused (confirms.ts).
+ */
+import { NoRouteError, QueueFullError } from '../errors.js';
+import type { ChannelContext, ChannelHost } from './channel-host.js';
+import { Confirms } from './confirms.js';
+import type { ChannelConsumers } from './consumers.js';
+import type { Publish } from './content.js';
+import { AmqpException, toAmqpException } from './errors.js';
+import { REPLY_TO, ReplyAddresses } from './reply-to.js';
+import { writeContent, writeMethod } from './wire/methods.js';
+
+export class ChannelPublishes {
+  readonly #channel: ChannelContext;
+  readonly #host: ChannelHost;
+  readonly #id: number;
+  /** Where a request's `reply-to: amq.rabbitmq.reply-to` finds the channel's address. */
+  readonly #consumers: ChannelConsumers;
+  #confirms: Confirms | undefined;
+
+  constructor(channel: ChannelContext, consumers: ChannelConsumers) {
+    this.#channel = channel;
+    this.#host = channel.host;
+    this.#id = channel.id;
+    this.#consumers = consumers;
+  }
+
+  /** Whether the channel is in confirm mode. */
+  get confirming(): boolean {
+    return this.#confirms !== undefined;
+  }
+
+  /** Puts the channel in confirm mode (confirm.select): publishes are numbered from now on. */
+  selectConfirms(): void {
+    this.#confirms ??= new Confirms((kind, deliveryTag, multiple) => {
+      if (!this.#channel.open) return;
+      this.#host.write((w) =>
+        kind === 'ack'
+          ? writeMethod(w, this.#id, 'basic.ack', { deliveryTag, multiple })
+          : writeMethod(w, this.#id, 'basic.nack', { deliveryTag, multiple, requeue: false }),
+      );
+    });
+  }
+
+  /**
+   * Publishes `content`; returns when the broker has stored or refused it (undefined for a
+   * direct reply, delivered at once).
+   * @throws AmqpException 406 for a `user-id` that is not the user's, or a reply to
+   *   `amq.rabbitmq.reply-to` from a channel that does not consume its replies.
+   */
+  publish(content: Publish): Promise<void> | undefined {
+    const { exchange, routingKey, mandatory } = content.args;
+    const properties = content.properties;
+    const host = this.#host;
+    if (properties.userId !== undefined && properties.userId !== host.user) {
+      throw new AmqpException(
+        406,
+        `user_id property set to '${properties.userId}' but authenticated user was '${host.user}'`,
+      );
+    }
+    let replyTo = properties.replyTo;
+    if (replyTo === REPLY_TO) {
+      replyTo = this.#consumers.replyAddress;
+      if (replyTo === undefined) throw new AmqpException(406, 'fast reply consumer does not exist');
+    }
+    const seq = this.#confirms?.take();
+    if (exchange === '' && ReplyAddresses.isAddress(routingKey)) {
+      // A reply: straight to its channel; one whose channel is gone is dropped, as RabbitMQ does.
+      host.replies.find(routingKey)?.deliverReply(routingKey, properties, content.body);
+      if (seq !== undefined) this.#confirms!.settle(seq, true);
+      return;
+    }
+    host.backlog(1);
+    const stored = host.broker.publish(exchange, content.body, {
+      ...properties,
+      ...(replyTo !== undefined && { replyTo }),
+      routingKey,
+      mandatory,
+    });
+    return stored.then(
+      () => {
+        host.backlog(-1);
+        if (seq !== undefined) this.#confirms!.settle(seq, true);
+      },
+      (error: unknown) => {
+        host.backlog(-1);
+        if (error instanceof NoRouteError) {
+          this.#return(content, 312, 'NO_ROUTE');
+          if (seq !== undefined) this.#confirms!.settle(seq, true);
+        } else if (error instanceof QueueFullError) {
+          if (seq !== undefined) this.#confirms!.settle(seq, false);
+        } else {
+          if (seq !== undefined) this.#confirms!.settle(seq, false);
+          this.#channel.exception(toAmqpException(error), 60, 40);
+        }
+      },
+    );
+  }
+
+  #return(content: Publish, replyCode: number, replyText: string): void {
+    if (!this.#channel.open) return;
+    const { exchange, routingKey } = content.args;
+    const frameMax = this.#host.frameMax;
+    this.#host.write((w) => {
+      writeMethod(w, this.#id, 'basic.return', { replyCode, replyText, exchange, routingKey });
+      writeContent(w, this.#id, content.properties, content.body, frameMax);
+    });
+  }
+}
