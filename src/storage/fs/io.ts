@@ -125,6 +125,15 @@ export function readFile(io: FsIo, path: string): Buffer | undefined {
   }
 }
 
+/** Unlinks a file; one already gone is not an error. */
+export function unlinkIfPresent(io: FsIo, file: string): void {
+  try {
+    io.unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
 /**
  * Replaces a small file atomically: writes `path.tmp`, optionally fsyncs it, renames it over
  * `path`. A crash leaves either the old or the new content, never a mix.
@@ -181,14 +190,14 @@ export function fsyncDirSync(io: FsIo, dir: string): void {
   }
 }
 
+/** An fsync to start, told where to report its end. */
+export type FsyncJob = (done: (error: Error | null) => void) => void;
+
 /**
  * Runs several fsyncs at once and calls `done` when all ended, with the first error.
  * Each job receives its own completion callback.
  */
-export function allDone(
-  jobs: ReadonlyArray<(cb: (error: Error | null) => void) => void>,
-  done: (error: Error | null) => void,
-): void {
+export function allDone(jobs: readonly FsyncJob[], done: (error: Error | null) => void): void {
   let pending = jobs.length;
   let first: Error | null = null;
   if (pending === 0) {

@@ -13,9 +13,9 @@ import path from 'node:path';
 import { DataLossError } from '../../errors.js';
 import { crc32 } from './checksum.js';
 import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
-import { LIST_FILE } from './log.js';
 import { encodeName, NAME_FILE } from './names.js';
 import { asidePath, finishRemovals, setAside } from './removal.js';
+import { LIST_FILE } from './segment-list.js';
 
 export const LOG_LIST_FILE = '~logs';
 const MAGIC = 0x4c4c514d; // "MQLL"

@@ -3,7 +3,7 @@
  * offsets, written in the same batches as the records. Each batch is one checksummed frame, so
  * a torn last batch is recognised and dropped (those acks were never confirmed by a sync).
  * Marks of reclaimed or compacted records go stale; the log rewrites the file when stale ones
- * outnumber the rest.
+ * outnumber the rest (see {@link MarksFile.worthRewriting}).
  *
  * A mark is held in memory until every record appended before it was marked is durable (the
  * log says when): a deletion on disk must never outlive what replaced the record, such as a
@@ -13,7 +13,17 @@ import { crc32 } from './checksum.js';
 import { LITTLE_ENDIAN } from './frame.js';
 import { type FsIo, readFile, replaceFileOpen, writeFully } from './io.js';
 
+export const MARKS_FILE = '~deleted';
+
 const HEAD = 8;
+
+/**
+ * Stale marks that make the marks file worth rewriting (if they also outnumber live ones). A
+ * rewrite fsyncs the new file on the calling thread, and a last-value log makes a segment's
+ * worth of marks stale every few thousand acks: 16 Ki (128 KiB of file) keeps that to one
+ * rewrite per ~16 k acks.
+ */
+const STALE_MARKS_REWRITE = 16 * 1024;
 
 /**
  * Passes every mark of the marks file `buf` to `apply`, up to the first batch that is cut short
@@ -44,19 +54,24 @@ export class MarksFile {
   #pendingCount = 0;
   /** Marks in the file. */
   entries = 0;
+  /** Marks in the file of records no longer stored (the log counts those it drops or compacts). */
+  stale = 0;
   /** Written since the last fsync. */
   unsynced = false;
   /** Fsyncs in flight, during which a replaced descriptor stays open. */
   #pinned = 0;
   readonly #retired: number[] = [];
 
-  /** Opens (creating) the marks file, passing every stored mark to `apply`. */
-  constructor(io: FsIo, file: string, apply: (offset: number) => void) {
+  /**
+   * Opens (creating) the marks file, passing every stored mark to `apply`, which says whether it
+   * marked a record still stored (else the mark is stale).
+   */
+  constructor(io: FsIo, file: string, apply: (offset: number) => boolean) {
     this.#io = io;
     this.#file = file;
     const buf = readFile(io, file) ?? Buffer.alloc(0);
     const at = readMarks(buf, (offset) => {
-      apply(offset);
+      if (!apply(offset)) this.stale++;
       this.entries++;
     });
     this.#fd = io.openSync(file, io.existsSync(file) ? 'r+' : 'w+');
@@ -123,9 +138,16 @@ export class MarksFile {
     return true;
   }
 
-  /** Forgets the pending marks (their records are all gone). */
-  discardPending(): void {
+  /** Whether stale marks are enough of the file for a rewrite to pay. */
+  get worthRewriting(): boolean {
+    return this.stale > STALE_MARKS_REWRITE && this.stale > this.entries / 2;
+  }
+
+  /** Empties the file, pending marks too: every record is gone. */
+  clear(fsync: boolean): void {
+    this.stale = 0;
     this.#pendingCount = 0;
+    this.rewrite([], fsync);
   }
 
   /**
@@ -148,6 +170,7 @@ export class MarksFile {
     this.#fd = fd;
     this.#size = data.length;
     this.entries = offsets.length;
+    this.stale = 0;
     this.unsynced = false;
   }
 

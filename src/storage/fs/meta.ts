@@ -17,6 +17,7 @@ import { type FsyncPolicy, SyncScheduler } from './durability.js';
 import {
   allDone,
   type FsIo,
+  type FsyncJob,
   fsyncDir,
   readFile,
   replaceFile,
@@ -253,7 +254,7 @@ export class FsMetaStore implements MetaStore {
   }
 
   #fsyncFile(done: (error: Error | null) => void): void {
-    const jobs: Array<(cb: (error: Error | null) => void) => void> = [];
+    const jobs: FsyncJob[] = [];
     if (this.#unsynced) {
       const fd = this.#fd;
       jobs.push((cb) => this.#io.fsync(fd, cb));

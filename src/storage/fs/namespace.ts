@@ -9,10 +9,11 @@ import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Log, LogOptions, Namespace, RecordCodec } from '../types.js';
 import type { FsyncPolicy } from './durability.js';
 import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
-import { FsLog, LIST_FILE } from './log.js';
+import { FsLog } from './log.js';
 import { LOG_LIST_FILE, LogList, writeLogList } from './log-list.js';
 import { FsMetaStore } from './meta.js';
 import { decodeName, encodeName, isHashedName, NAME_FILE } from './names.js';
+import { LIST_FILE } from './segment-list.js';
 
 /** The adapter settings a namespace works with. */
 export interface FsSettings {

@@ -26,14 +26,13 @@ import {
 import { type FsIo, readFully } from './io.js';
 import { corruptRecord } from './recovery.js';
 import type { Segment } from './segment.js';
+import type { WriteBuffer } from './write-buffer.js';
 
 /** What a reader needs from its log. */
 export interface FrameSource {
   readonly io: FsIo;
   /** The write buffer, holding the active segment's bytes from its `fileSize` on. */
-  readonly batch: Uint8Array;
-  /** The fields of `batch` (see `fieldsOf`). */
-  readonly batchFields: DataView;
+  readonly writeBuffer: WriteBuffer;
   /** An open descriptor for reading `seg`. */
   fdOf(seg: Segment): number;
 }
@@ -119,11 +118,11 @@ export class FrameReader {
   #read(seg: Segment, pos: number, verify: boolean): boolean {
     if (pos >= seg.size) return false;
     if (pos >= seg.fileSize) {
-      const batch = this.#source.batch;
-      this.bytes = batch;
-      this.fields = this.#source.batchFields;
+      const buffer = this.#source.writeBuffer;
+      this.bytes = buffer.bytes;
+      this.fields = buffer.fields;
       this.at = pos - seg.fileSize;
-      this.length = FRAME_HEADER + u32(batch, this.at);
+      this.length = FRAME_HEADER + u32(buffer.bytes, this.at);
       this.inBatch = true;
       this.runEnd = this.at;
       return true;

@@ -6,23 +6,32 @@
  * after it, marks the end, and the caller cuts the file there. Anywhere else, and in the tail
  * when a valid run follows the bad one, a bad run is damage, reported as a `CorruptionError`
  * naming the file and byte position, never skipped in silence.
+ *
+ * A log opens each segment with {@link loadSegment}: from its index, scanning what the index
+ * does not cover.
  */
+import path from 'node:path';
 import { recoveryChannel } from '../../diagnostics.js';
-import { CorruptionError } from '../../errors.js';
+import { CorruptionError, DataLossError } from '../../errors.js';
 import {
   BAD_CHECKSUM,
   checkRun,
+  FILE_HEADER,
+  FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
   fieldsOf,
   frameByteLength,
   frameDelta,
   frameTimestamp,
   INCOMPLETE,
+  parseFileHeader,
+  SEGMENT_LAYOUT,
   u32,
 } from './frame.js';
 import { intactRunAfter, SEARCH_GAVE_UP } from './intact-run.js';
 import { type FsIo, readFully } from './io.js';
-import type { Segment } from './segment.js';
+import { Segment, segmentFileName } from './segment.js';
+import { readSegmentIndex, writeSegmentIndex } from './segment-index.js';
 
 /** Bytes read at a time (more when a run is longer). */
 const READ_BYTES = 1 << 20;
@@ -138,4 +147,62 @@ function publishCut(file: string, position: number, tail: Buffer, n: number, rea
     reason,
     action: 'cut',
   });
+}
+
+function tornWrite(file: string, end: number, size: number): DataLossError {
+  return new DataLossError(
+    'torn-write',
+    `cut ${size - end} bytes of an unconfirmed write off the end of ${file} at byte ${end}`,
+    { file, position: end, end: size, bytes: size - end },
+  );
+}
+
+/**
+ * Loads segment `id` of the log in `dir` from its index, scanning what the index does not
+ * cover. The `tail` segment (the last) may end in a torn write, which is cut off and reported
+ * to `report`; it stays open for appending. A sealed segment found without a usable index gets
+ * one.
+ */
+export function loadSegment(
+  io: FsIo,
+  dir: string,
+  id: number,
+  tail: boolean,
+  report: (loss: DataLossError) => void,
+): Segment {
+  const file = path.join(dir, segmentFileName(id));
+  const fd = io.openSync(file, tail ? 'r+' : 'r');
+  try {
+    const head = Buffer.alloc(FILE_HEADER);
+    const size = io.sizeSync(fd);
+    const header = parseFileHeader(head.subarray(0, readFully(io, fd, head, 0, FILE_HEADER, 0)));
+    if (!header) throw new CorruptionError(`segment ${file} has no valid header`);
+    if (header.layout !== SEGMENT_LAYOUT && header.layout !== FRAME_CHECKSUM_LAYOUT) {
+      throw new CorruptionError(
+        `segment ${file} has layout ${header.layout}, expected ${FRAME_CHECKSUM_LAYOUT} or ${SEGMENT_LAYOUT}`,
+      );
+    }
+    const seg = new Segment(dir, id, header.firstOffset, header.generation, header.layout);
+    seg.indexed = true; // whether or not it is usable, an index file may exist
+    const covered = readSegmentIndex(io, seg, size);
+    if (covered < size) {
+      const end = scanSegment(io, fd, seg, Math.max(covered, FILE_HEADER), size, tail);
+      if (end < size) {
+        report(tornWrite(file, end, size));
+        io.ftruncateSync(fd, end);
+      }
+      if (covered <= FILE_HEADER) seg.verifiedTo = end;
+    }
+    if (tail) {
+      seg.fd = fd;
+      return seg;
+    }
+    seg.trim();
+    if (covered < size) writeSegmentIndex(io, seg);
+    io.closeSync(fd);
+    return seg;
+  } catch (error) {
+    io.closeSync(fd);
+    throw error;
+  }
 }

@@ -8,8 +8,13 @@
  * segment file is created and before one is unlinked, so the list never lacks a file that exists
  * and holds records, nor names one unlinked on purpose.
  */
+import path from 'node:path';
+import { DataLossError } from '../../errors.js';
 import { crc32 } from './checksum.js';
-import { type FsIo, readFile, replaceFile } from './io.js';
+import { type FsIo, readFile, replaceFile, unlinkIfPresent } from './io.js';
+import { indexFileName, segmentFileName } from './segment.js';
+
+export const LIST_FILE = '~segments';
 
 const MAGIC = 0x474c514d; // "MQLG"
 const VERSION = 1;
@@ -55,4 +60,88 @@ export function writeSegmentList(io: FsIo, file: string, list: SegmentList, fsyn
   for (const [i, id] of list.ids.entries()) bytes.writeDoubleLE(id, HEADER + i * 8);
   bytes.writeUInt32LE(crc32(bytes.subarray(0, bytes.length - 4)), bytes.length - 4);
   replaceFile(io, file, bytes, fsync);
+}
+
+/** What {@link checkSegmentList} found. */
+export interface ListCheck {
+  /** Ids of the segments to load, ascending. */
+  readonly ids: readonly number[];
+  /** The highest id found or listed (the next segment's id is past it). */
+  readonly lastId: number;
+  /** Whether the missing segments include the tail: the log then continues at `offsetsBelow`. */
+  readonly tailLost: boolean;
+  /** The list's bound on the offsets handed out; 0 without a list. */
+  readonly offsetsBelow: number;
+  /** Whether the list must be written again (missing, damaged, or naming a file that is gone). */
+  readonly rewrite: boolean;
+}
+
+function missingSegment(file: string, log: string, tail: boolean, resumes: number): DataLossError {
+  const next = tail
+    ? `; the log continues at offset ${resumes}, past every offset it handed out`
+    : '';
+  return new DataLossError(
+    'missing',
+    `segment ${file} of log '${log}' is missing: the records it held are lost${next}`,
+    { file },
+  );
+}
+
+/**
+ * Checks the segment files found in the directory `dir` of log `log` (`found`, ascending) against
+ * its segment list: reports each listed one that is missing, finishes the unlinks a crash cut
+ * short (files the list no longer names, below its last id), and says which ids to load and
+ * where a lost tail leaves the offsets. A missing list is reported when `expected` (the log
+ * wrote one before); a log of an older format version, without a list, gets one.
+ */
+export function checkSegmentList(
+  io: FsIo,
+  dir: string,
+  log: string,
+  found: readonly number[],
+  expected: boolean,
+  report: (loss: DataLossError) => void,
+): ListCheck {
+  const file = path.join(dir, LIST_FILE);
+  const list = readSegmentList(io, file);
+  const lastFound = found.at(-1) ?? 0;
+  if (list === undefined || list === 'damaged') {
+    if (list === 'damaged' || expected) {
+      const how = list === 'damaged' ? 'damaged' : 'missing';
+      report(
+        new DataLossError(
+          list === 'damaged' ? 'skipped' : 'missing',
+          `${file} is ${how}: the segment files present are taken as the whole log, so a segment lost with it would not be found`,
+          { file },
+        ),
+      );
+    }
+    return { ids: found, lastId: lastFound, tailLost: false, offsetsBelow: 0, rewrite: true };
+  }
+  const lastId = Math.max(lastFound, list.ids.at(-1) ?? 0);
+  const present = new Set(found);
+  const named = new Set(list.ids);
+  const kept: number[] = [];
+  let rewrite = false;
+  for (const id of found) {
+    if (named.has(id) || id > (list.ids.at(-1) ?? 0)) {
+      kept.push(id);
+      continue;
+    }
+    // Taken off the list before its unlink: the crash came in between.
+    unlinkIfPresent(io, path.join(dir, segmentFileName(id)));
+    unlinkIfPresent(io, path.join(dir, indexFileName(id)));
+    rewrite = true;
+  }
+  const lastKept = kept.at(-1) ?? 0;
+  let tailLost = false;
+  for (const id of list.ids) {
+    if (present.has(id)) continue;
+    const tail = id > lastKept;
+    tailLost ||= tail;
+    const missing = path.join(dir, segmentFileName(id));
+    report(missingSegment(missing, log, tail, list.offsetsBelow));
+    rewrite = true;
+  }
+  return { ids: kept, lastId, tailLost, offsetsBelow: list.offsetsBelow, rewrite };
 }

@@ -18,8 +18,17 @@ import { FILE_HEADER, FRAME_CHECKSUM_LAYOUT, frameOverhead, SEGMENT_LAYOUT } fro
 /** Bytes of records between two entries of the sparse position index. */
 export const SPARSE_EVERY = 4096;
 
+/** A segment id as its files are named: ten decimal digits. */
+function idDigits(id: number): string {
+  return String(id).padStart(10, '0');
+}
+
 export function segmentFileName(id: number): string {
-  return `${String(id).padStart(10, '0')}.seg`;
+  return `${idDigits(id)}.seg`;
+}
+
+export function indexFileName(id: number): string {
+  return `${idDigits(id)}.idx`;
 }
 
 export class Segment implements SegmentInfo {
@@ -116,7 +125,7 @@ export class Segment implements SegmentInfo {
     this.frameOverhead = frameOverhead(layout);
     this.checksummedTo = layout === FRAME_CHECKSUM_LAYOUT ? FILE_HEADER : -1;
     this.file = path.join(dir, segmentFileName(id));
-    this.indexFile = path.join(dir, `${String(id).padStart(10, '0')}.idx`);
+    this.indexFile = path.join(dir, indexFileName(id));
   }
 
   get lastOffset(): number {

@@ -22,9 +22,9 @@ import {
 } from './frame.js';
 import { intactRunAfter, NONE_INTACT, SEARCH_GAVE_UP } from './intact-run.js';
 import { nodeIo, readFile, readFully } from './io.js';
-import { LIST_FILE, MARKS_FILE, OPTIONS_FILE, parseLogOptions } from './log.js';
 import { LOG_LIST_FILE, readLogList } from './log-list.js';
-import { readMarks } from './marks.js';
+import { OPTIONS_FILE, parseLogOptions } from './log-options.js';
+import { MARKS_FILE, readMarks } from './marks.js';
 import { PREVIOUS_SUFFIX } from './meta.js';
 import { readMetaRecords } from './meta-records.js';
 import { encodeName } from './names.js';
@@ -32,7 +32,7 @@ import { listNamedDirs } from './namespace.js';
 import { overlayIo } from './overlay-io.js';
 import { segmentFileName } from './segment.js';
 import { indexState } from './segment-index.js';
-import { readSegmentList } from './segment-list.js';
+import { LIST_FILE, readSegmentList } from './segment-list.js';
 
 /**
  * What a reopen does about a damaged region: `cut` it off (a torn last write, never confirmed),
