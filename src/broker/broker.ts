@@ -45,8 +45,8 @@ import {
 } from './queue-handle.js';
 import { NO_STATS, type QueueInfo, queueInfo } from './queue-info.js';
 import { queueStats } from './queue-kinds.js';
-import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
 import { queueStorage } from './queue-storage.js';
+import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
 import { restoreQueues } from './restore.js';
 import { BrokerSession, type SessionHost } from './session.js';
 import { applyTopology, type TopologyHost } from './topology.js';
