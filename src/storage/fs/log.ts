@@ -9,7 +9,7 @@
  * records; after a crash only the tail segment's unindexed end is scanned and a torn last write
  * cut off (`recovery.ts`). The segment files themselves, their descriptors, the segment list
  * and their unlinks are `segment-files.ts`'s; rewriting a mostly deleted segment is
- * `compaction.ts`'s.
+ * `compaction.ts`'s; the order in which deletions reach the disk is `deletions.ts`'s.
  *
  * Deletions reach the disk only after the records appended before them: a deletion mark, the
  * unlink of a segment left without live records and a compaction rewrite all wait until every
@@ -23,6 +23,7 @@ import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { compactSegment, worthCompacting } from './compaction.js';
 import { FsCursor } from './cursor.js';
+import { Deletions } from './deletions.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
 import {
   CHUNK_CHECKSUM,
@@ -32,7 +33,7 @@ import {
   SEGMENT_LAYOUT,
   writeFrame,
 } from './frame.js';
-import { allDone, type FsIo, type FsyncJob } from './io.js';
+import type { FsIo } from './io.js';
 import { loadLogOptions } from './log-options.js';
 import { MARKS_FILE, MarksFile } from './marks.js';
 import { FrameReader, type FrameSource } from './reader.js';
@@ -95,8 +96,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #live = 0;
   #liveBytes = 0;
   #marks!: MarksFile;
-  /** Every record below this offset is durable per the policy (written, under `never`). */
-  #durableEnd = 1;
+  #deletions!: Deletions;
   #closed = false;
   readonly #toCompact = new Set<Segment>();
   #compactQueued = false;
@@ -129,7 +129,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#segmentBytes = loadLogOptions(ctx.io, dir, segmentBytes, ctx.policy !== 'never');
     this.#scheduler = new SyncScheduler(ctx.policy, {
       flush: () => this.#flush(),
-      fsync: (done) => this.#fsync(done),
+      fsync: (done) => this.#deletions.fsync(done),
       // The write buffer and the pending marks only grow until written (see `#writeBatch`).
       redoesFailedFlush: true,
     });
@@ -297,10 +297,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#liveBytes -= seg.lens[slot]!;
     const need = this.#nextOffset;
     seg.deletionNeed = need;
-    this.#marks.add(offset, need);
-    this.#scheduler.touch();
-    // The records before it reach the disk with the next round; the log asks for one itself.
-    if (need > this.#durableEnd && this.#ctx.policy !== 'never') this.#scheduler.request();
+    this.#deletions.mark(offset, need);
     if (seg !== this.#active) this.#reclaim(seg);
   }
 
@@ -476,7 +473,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
-    this.#durableEnd = this.#nextOffset;
     if (marksExpected && this.#segs.some((seg) => seg.span > 0)) {
       report(
         new DataLossError(
@@ -491,6 +487,20 @@ export class FsLog<T> implements Log<T>, FrameSource {
       const slot = seg ? seg.slotOf(offset) : -1;
       return seg !== undefined && slot >= 0 && seg.markSlot(slot);
     });
+    this.#deletions = new Deletions(
+      {
+        files: this.#files,
+        marks: this.#marks,
+        scheduler: this.#scheduler,
+        fsyncs: this.#ctx.policy !== 'never',
+        nextOffset: () => this.#nextOffset,
+        segs: () => this.#segs,
+        released: () => {
+          if (this.#toCompact.size > 0) this.#queueCompaction();
+        },
+      },
+      this.#nextOffset,
+    );
     for (const seg of this.#segs) {
       this.#live += seg.live;
       this.#liveBytes += seg.bytes - seg.deletedBytes;
@@ -499,7 +509,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     // Past every offset the lost tail may have handed out: none is handed out twice.
     if (this.#nextOffset < resume) {
       this.#roll(resume);
-      this.#nextOffset = this.#durableEnd = resume;
+      this.#nextOffset = this.#deletions.durableEnd = resume;
     }
     if (listed.rewrite || this.#nextOffset >= this.#files.offsetsBelow) {
       this.#files.writeList(this.#nextOffset);
@@ -528,7 +538,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const seg = this.#active;
     if (!this.writeBuffer.writeTo(this.io, seg)) return;
     seg.unsynced = this.#ctx.policy !== 'never';
-    if (this.#ctx.policy === 'never') this.#durableEnd = this.#nextOffset;
+    if (this.#ctx.policy === 'never') this.#deletions.durableEnd = this.#nextOffset;
   }
 
   #flush(): void {
@@ -537,41 +547,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       for (const seg of this.#unindexed) if (!seg.dropped) writeSegmentIndex(this.io, seg);
       this.#unindexed = [];
     }
-    this.#releaseDeletions();
-    if (this.#marks.worthRewriting) this.#rewriteMarks();
-  }
-
-  /**
-   * One fsync round, in two steps: the records written so far, then the deletions they allowed
-   * (marks written and unlinks done once the records before them are durable), so a round's
-   * waiters also find its deletions durable.
-   */
-  #fsync(done: (error: Error | null) => void): void {
-    const covers = this.#nextOffset;
-    allDone(this.#syncJobs(true), (error) => {
-      if (error) {
-        done(error);
-        return;
-      }
-      if (covers > this.#durableEnd) this.#durableEnd = covers;
-      try {
-        // Not once destroyed (or failed): then nothing more is written.
-        if (!this.#scheduler.failure) this.#releaseDeletions();
-      } catch (releaseError) {
-        done(releaseError as Error);
-        return;
-      }
-      allDone(this.#syncJobs(false), done);
-    });
-  }
-
-  /** Fsyncs of what was written and not yet fsynced: the segments only with `segments`. */
-  #syncJobs(segments: boolean): FsyncJob[] {
-    const jobs: FsyncJob[] = [];
-    if (segments) this.#files.addSegmentFsyncs(this.#segs, jobs);
-    if (this.#marks.unsynced) jobs.push((cb) => this.#marks.fsync(cb));
-    this.#files.addDirFsync(jobs);
-    return jobs;
+    this.#deletions.flush();
   }
 
   /**
@@ -598,32 +574,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   // --- deletions ----------------------------------------------------------------------------
 
-  /**
-   * Puts on disk the deletions whose records before them are durable: their marks are written,
-   * the files of their dropped segments unlinked, and held compactions run. If some still
-   * wait, a round is asked for.
-   */
-  #releaseDeletions(): void {
-    const end = this.#durableEnd;
-    this.#marks.flush(end);
-    this.#files.release(end, this.#nextOffset);
-    if (this.#toCompact.size > 0) this.#queueCompaction();
-    if ((this.#marks.pending > 0 || this.#files.holding) && this.#ctx.policy !== 'never') {
-      this.#scheduler.request();
-    }
-  }
-
-  #rewriteMarks(): void {
-    const offsets: number[] = [];
-    for (const seg of this.#segs) {
-      for (let slot = 0; slot < seg.slots; slot++) {
-        if (seg.isDeletedSlot(slot)) offsets.push(seg.firstOffset + seg.deltaOf(slot));
-      }
-    }
-    this.#marks.rewrite(offsets, this.#ctx.policy !== 'never');
-    this.#files.dirUnsynced = true;
-  }
-
   /** Drops a sealed segment with no live record; queues a mostly deleted one for compaction. */
   #reclaim(seg: Segment): void {
     if (seg.live === 0) this.#drop(seg, seg.deletionNeed);
@@ -644,12 +594,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#liveBytes -= seg.bytes - seg.deletedBytes;
     this.#marks.stale += seg.deletedCount - (seg.span - seg.slots);
     this.#forget(seg);
-    if (need <= this.#durableEnd) {
-      this.#files.remove([seg], this.#nextOffset);
-      return;
-    }
-    this.#files.hold(seg, need);
-    if (this.#ctx.policy !== 'never') this.#scheduler.request();
+    this.#deletions.removeFiles(seg, need);
   }
 
   /** Takes a segment out of use: cursors move on, its descriptor closes. */
@@ -676,7 +621,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (this.#closed) return;
     for (const seg of this.#toCompact) {
       // Retried on its next ack, or once the records before its deletions are durable.
-      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > this.#durableEnd) continue;
+      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > this.#deletions.durableEnd) continue;
       this.#toCompact.delete(seg);
       try {
         const removed = compactSegment(this.io, this.#files, seg, this.#ctx.policy !== 'never');
