@@ -18,10 +18,9 @@
  * last-value queue's newer value waiting for its fsync round).
  */
 import path from 'node:path';
-import { errorChannel } from '../../diagnostics.js';
 import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
-import { compactSegment, worthCompacting } from './compaction.js';
+import { Compactor, worthCompacting } from './compaction.js';
 import { FsCursor } from './cursor.js';
 import { Deletions } from './deletions.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
@@ -98,8 +97,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #marks!: MarksFile;
   #deletions!: Deletions;
   #closed = false;
-  readonly #toCompact = new Set<Segment>();
-  #compactQueued = false;
+  readonly #compactor: Compactor;
   /** Sealed segments whose index is written with the next flush (unless dropped by then). */
   #unindexed: Segment[] = [];
 
@@ -135,6 +133,20 @@ export class FsLog<T> implements Log<T>, FrameSource {
     });
     this.#reader = new FrameReader(this, 16 * 1024);
     this.#files = new SegmentFiles(ctx.io, dir, ctx.policy !== 'never', () => this.#segs);
+    this.#compactor = new Compactor({
+      io: ctx.io,
+      files: this.#files,
+      fsync: ctx.policy !== 'never',
+      closed: () => this.#closed,
+      durableEnd: () => this.#deletions.durableEnd,
+      replaced: () => {
+        this.epoch++;
+      },
+      compacted: (removed) => {
+        this.#marks.stale += removed;
+      },
+      fail: (error) => this.#scheduler.fail(error),
+    });
     try {
       this.#load();
     } catch (error) {
@@ -495,9 +507,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
         fsyncs: this.#ctx.policy !== 'never',
         nextOffset: () => this.#nextOffset,
         segs: () => this.#segs,
-        released: () => {
-          if (this.#toCompact.size > 0) this.#queueCompaction();
-        },
+        released: () => this.#compactor.retry(),
       },
       this.#nextOffset,
     );
@@ -577,10 +587,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
   /** Drops a sealed segment with no live record; queues a mostly deleted one for compaction. */
   #reclaim(seg: Segment): void {
     if (seg.live === 0) this.#drop(seg, seg.deletionNeed);
-    else if (worthCompacting(seg)) {
-      this.#toCompact.add(seg);
-      this.#queueCompaction();
-    }
+    else if (worthCompacting(seg)) this.#compactor.add(seg);
   }
 
   /**
@@ -601,41 +608,12 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #forget(seg: Segment): void {
     seg.dropped = true;
     this.epoch++;
-    this.#toCompact.delete(seg);
+    this.#compactor.delete(seg);
     this.#files.close(seg);
   }
 
   #releaseFiles(): void {
     this.#files.closeAll(this.#segs);
     this.#marks?.close();
-  }
-
-  #queueCompaction(): void {
-    if (this.#compactQueued) return;
-    this.#compactQueued = true;
-    setImmediate(() => this.#compactQueuedSegments());
-  }
-
-  #compactQueuedSegments(): void {
-    this.#compactQueued = false;
-    if (this.#closed) return;
-    for (const seg of this.#toCompact) {
-      // Retried on its next ack, or once the records before its deletions are durable.
-      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > this.#deletions.durableEnd) continue;
-      this.#toCompact.delete(seg);
-      try {
-        const removed = compactSegment(this.io, this.#files, seg, this.#ctx.policy !== 'never');
-        this.epoch++;
-        seg.trim();
-        writeSegmentIndex(this.io, seg);
-        this.#marks.stale += removed;
-        this.#files.dirUnsynced = true;
-      } catch (error) {
-        // Later syncs reject with it; an idle log would keep it to itself until then.
-        if (errorChannel.hasSubscribers) errorChannel.publish({ error, source: 'compaction' });
-        this.#scheduler.fail(error as Error);
-        return;
-      }
-    }
   }
 }
