@@ -18,7 +18,7 @@
  * last-value queue's newer value waiting for its fsync round).
  */
 import path from 'node:path';
-import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
+import { ClosedError, CorruptionError, type DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
 import { Compactor, worthCompacting } from './compaction.js';
 import { FsCursor } from './cursor.js';
@@ -36,11 +36,11 @@ import type { FsIo } from './io.js';
 import { loadLogOptions } from './log-options.js';
 import { MARKS_FILE, MarksFile } from './marks.js';
 import { FrameReader, type FrameSource } from './reader.js';
-import { corruptRecord, loadSegment } from './recovery.js';
+import { corruptRecord, loadSegments, marksFileLost, reportLostMarks } from './recovery.js';
 import type { Segment } from './segment.js';
 import { listSegmentIds, SegmentFiles } from './segment-files.js';
 import { writeSegmentIndex } from './segment-index.js';
-import { checkSegmentList, LIST_FILE } from './segment-list.js';
+import { checkSegmentList } from './segment-list.js';
 import { WriteBuffer } from './write-buffer.js';
 
 /** What a log gets from its namespace. */
@@ -465,36 +465,19 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const dir = this.#dir;
     const report = this.#ctx.report;
     const found = listSegmentIds(io, dir);
-    // A log with its list is one opened before, which created its marks file then.
-    const marksFile = path.join(dir, MARKS_FILE);
-    const marksExpected = io.existsSync(path.join(dir, LIST_FILE)) && !io.existsSync(marksFile);
+    const marksLost = marksFileLost(io, dir);
     const expected = this.#ctx.segmentListExpected;
     const listed = checkSegmentList(io, dir, this.name, found, expected, report);
     this.#files.offsetsBelow = listed.offsetsBelow;
-    for (const [i, id] of listed.ids.entries()) {
-      const seg = loadSegment(io, dir, id, i === listed.ids.length - 1, report);
-      const prev = this.#segs.at(-1);
-      if (prev && seg.firstOffset <= prev.lastOffset) {
-        throw new CorruptionError(`segment ${seg.file} overlaps ${prev.file}`);
-      }
-      this.#segs.push(seg);
-    }
+    loadSegments(io, dir, listed.ids, report, this.#segs);
     const resume = listed.tailLost ? listed.offsetsBelow : 1;
     if (this.#segs.length === 0) {
       this.#segs.push(this.#files.create(listed.lastId + 1, resume, this.#nextOffset));
     }
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
-    if (marksExpected && this.#segs.some((seg) => seg.span > 0)) {
-      report(
-        new DataLossError(
-          'missing',
-          `${marksFile} is missing: the deletions (acks) it held are lost, so records deleted before may be delivered again`,
-          { file: marksFile },
-        ),
-      );
-    }
-    this.#marks = new MarksFile(io, marksFile, (offset) => {
+    if (marksLost) reportLostMarks(dir, this.#segs, report);
+    this.#marks = new MarksFile(io, path.join(dir, MARKS_FILE), (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
       return seg !== undefined && slot >= 0 && seg.markSlot(slot);
