@@ -36,7 +36,7 @@ import type { FsIo } from './io.js';
 import { loadLogOptions } from './log-options.js';
 import { MARKS_FILE, MarksFile } from './marks.js';
 import { FrameReader, type FrameSource } from './reader.js';
-import { corruptRecord, loadSegments, marksFileLost, reportLostMarks } from './recovery.js';
+import { loadSegments, marksFileLost, reportLostMarks } from './recovery.js';
 import type { Segment } from './segment.js';
 import { listSegmentIds, SegmentFiles } from './segment-files.js';
 import { writeSegmentIndex } from './segment-index.js';
@@ -237,8 +237,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (!seg) return undefined;
     const slot = seg.slotOf(offset);
     if (slot < 0 || seg.isDeletedSlot(slot)) return undefined;
-    this.#locate(seg, slot, offset);
     const reader = this.#reader;
+    reader.locate(seg, slot, offset);
     return this.decodeAt(seg, reader.bytes, reader.at, reader.length, false);
   }
 
@@ -247,7 +247,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const seg = this.#find(offset);
     const slot = seg ? seg.slotOf(offset) : -1;
     if (!seg || slot < 0) return Number.NaN;
-    this.#locate(seg, slot, offset);
+    this.#reader.locate(seg, slot, offset);
     return frameTimestamp(this.#reader.fields, this.#reader.at);
   }
 
@@ -277,13 +277,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     for (; lo < segs.length; lo++) {
       const seg = segs[lo]!;
       if (seg.slots === 0) continue;
-      let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
-      while (reader.read(seg, pos, false)) {
-        if (frameTimestamp(reader.fields, reader.at) >= timestamp) {
-          return seg.firstOffset + frameDelta(reader.bytes, reader.at);
-        }
-        pos += reader.length;
-      }
+      const offset = reader.offsetAt(seg, timestamp);
+      if (offset >= 0) return offset;
     }
     return this.#nextOffset;
   }
@@ -440,24 +435,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
     }
     const seg = segs[lo - 1];
     return seg && offset <= seg.lastOffset ? seg : undefined;
-  }
-
-  /** Positions the log's reader on the frame of `slot`, checking it holds `offset`. */
-  #locate(seg: Segment, slot: number, offset: number): void {
-    const entry = seg.sparseBefore(slot);
-    let s = seg.sparseSlot[entry]!;
-    let pos = seg.sparsePos[entry]!;
-    const reader = this.#reader;
-    for (; s < slot; s++) {
-      if (!reader.read(seg, pos, false)) break;
-      pos += reader.length;
-    }
-    if (
-      !reader.read(seg, pos, true) ||
-      seg.firstOffset + frameDelta(reader.bytes, reader.at) !== offset
-    ) {
-      throw corruptRecord(seg.file, pos, `does not hold offset ${offset}`);
-    }
   }
 
   #load(): void {
