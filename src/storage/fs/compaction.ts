@@ -6,6 +6,7 @@
  * with a stale index, which is detected and rescanned.
  */
 import path from 'node:path';
+import { errorChannel } from '../../diagnostics.js';
 import {
   CHUNK_CHECKSUM,
   checkRun,
@@ -22,6 +23,7 @@ import { type FsIo, readFully, writeFully } from './io.js';
 import { corruptRecord } from './recovery.js';
 import { Segment } from './segment.js';
 import type { SegmentFiles } from './segment-files.js';
+import { writeSegmentIndex } from './segment-index.js';
 
 /** Records a sealed segment needs before compaction is worth a rewrite. */
 const COMPACT_MIN_RECORDS = 64;
@@ -95,4 +97,81 @@ export function compactSegment(
   io.renameSync(tmp, seg.file);
   seg.adopt(copy);
   return removed;
+}
+
+/** What a log's compactor needs from it. */
+export interface CompactorContext {
+  readonly io: FsIo;
+  readonly files: SegmentFiles;
+  /** Whether the policy fsyncs (is not `never`). */
+  readonly fsync: boolean;
+  readonly closed: () => boolean;
+  /** Every record below this offset is durable. */
+  readonly durableEnd: () => number;
+  /** Called once a segment's file is replaced, before its tables are trimmed. */
+  readonly replaced: () => void;
+  /** Called once the new index is written, with how many records the rewrite removed. */
+  readonly compacted: (removed: number) => void;
+  /** Fails the log with a compaction's error. */
+  readonly fail: (error: Error) => void;
+}
+
+/**
+ * A log's queue of segments worth compacting, run on a later turn (one `setImmediate` for any
+ * number of queued segments).
+ */
+export class Compactor {
+  readonly #ctx: CompactorContext;
+  readonly #queue = new Set<Segment>();
+  #scheduled = false;
+
+  constructor(ctx: CompactorContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Queues `seg`, a sealed segment worth compacting. */
+  add(seg: Segment): void {
+    this.#queue.add(seg);
+    this.#schedule();
+  }
+
+  /** Forgets `seg`, which is dropped. */
+  delete(seg: Segment): void {
+    this.#queue.delete(seg);
+  }
+
+  /** Runs what waits in the queue on a later turn (after deletions became durable). */
+  retry(): void {
+    if (this.#queue.size > 0) this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#run());
+  }
+
+  #run(): void {
+    this.#scheduled = false;
+    const ctx = this.#ctx;
+    if (ctx.closed()) return;
+    for (const seg of this.#queue) {
+      // Retried on its next ack, or once the records before its deletions are durable.
+      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > ctx.durableEnd()) continue;
+      this.#queue.delete(seg);
+      try {
+        const removed = compactSegment(ctx.io, ctx.files, seg, ctx.fsync);
+        ctx.replaced();
+        seg.trim();
+        writeSegmentIndex(ctx.io, seg);
+        ctx.compacted(removed);
+        ctx.files.dirUnsynced = true;
+      } catch (error) {
+        // Later syncs reject with it; an idle log would keep it to itself until then.
+        if (errorChannel.hasSubscribers) errorChannel.publish({ error, source: 'compaction' });
+        ctx.fail(error as Error);
+        return;
+      }
+    }
+  }
 }

@@ -9,7 +9,7 @@
  * records; after a crash only the tail segment's unindexed end is scanned and a torn last write
  * cut off (`recovery.ts`). The segment files themselves, their descriptors, the segment list
  * and their unlinks are `segment-files.ts`'s; rewriting a mostly deleted segment is
- * `compaction.ts`'s.
+ * `compaction.ts`'s; the order in which deletions reach the disk is `deletions.ts`'s.
  *
  * Deletions reach the disk only after the records appended before them: a deletion mark, the
  * unlink of a segment left without live records and a compaction rewrite all wait until every
@@ -18,11 +18,11 @@
  * last-value queue's newer value waiting for its fsync round).
  */
 import path from 'node:path';
-import { errorChannel } from '../../diagnostics.js';
-import { ClosedError, CorruptionError, DataLossError } from '../../errors.js';
+import { ClosedError, CorruptionError, type DataLossError } from '../../errors.js';
 import type { Log, LogCursor, RecordCodec, SegmentInfo } from '../types.js';
-import { compactSegment, worthCompacting } from './compaction.js';
+import { Compactor, worthCompacting } from './compaction.js';
 import { FsCursor } from './cursor.js';
+import { Deletions } from './deletions.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
 import {
   CHUNK_CHECKSUM,
@@ -32,15 +32,15 @@ import {
   SEGMENT_LAYOUT,
   writeFrame,
 } from './frame.js';
-import { allDone, type FsIo, type FsyncJob } from './io.js';
+import type { FsIo } from './io.js';
 import { loadLogOptions } from './log-options.js';
 import { MARKS_FILE, MarksFile } from './marks.js';
 import { FrameReader, type FrameSource } from './reader.js';
-import { corruptRecord, loadSegment } from './recovery.js';
+import { loadSegments, marksFileLost, reportLostMarks } from './recovery.js';
 import type { Segment } from './segment.js';
 import { listSegmentIds, SegmentFiles } from './segment-files.js';
 import { writeSegmentIndex } from './segment-index.js';
-import { checkSegmentList, LIST_FILE } from './segment-list.js';
+import { checkSegmentList } from './segment-list.js';
 import { WriteBuffer } from './write-buffer.js';
 
 /** What a log gets from its namespace. */
@@ -95,11 +95,9 @@ export class FsLog<T> implements Log<T>, FrameSource {
   #live = 0;
   #liveBytes = 0;
   #marks!: MarksFile;
-  /** Every record below this offset is durable per the policy (written, under `never`). */
-  #durableEnd = 1;
+  #deletions!: Deletions;
   #closed = false;
-  readonly #toCompact = new Set<Segment>();
-  #compactQueued = false;
+  readonly #compactor: Compactor;
   /** Sealed segments whose index is written with the next flush (unless dropped by then). */
   #unindexed: Segment[] = [];
 
@@ -129,12 +127,26 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#segmentBytes = loadLogOptions(ctx.io, dir, segmentBytes, ctx.policy !== 'never');
     this.#scheduler = new SyncScheduler(ctx.policy, {
       flush: () => this.#flush(),
-      fsync: (done) => this.#fsync(done),
+      fsync: (done) => this.#deletions.fsync(done),
       // The write buffer and the pending marks only grow until written (see `#writeBatch`).
       redoesFailedFlush: true,
     });
     this.#reader = new FrameReader(this, 16 * 1024);
     this.#files = new SegmentFiles(ctx.io, dir, ctx.policy !== 'never', () => this.#segs);
+    this.#compactor = new Compactor({
+      io: ctx.io,
+      files: this.#files,
+      fsync: ctx.policy !== 'never',
+      closed: () => this.#closed,
+      durableEnd: () => this.#deletions.durableEnd,
+      replaced: () => {
+        this.epoch++;
+      },
+      compacted: (removed) => {
+        this.#marks.stale += removed;
+      },
+      fail: (error) => this.#scheduler.fail(error),
+    });
     try {
       this.#load();
     } catch (error) {
@@ -225,8 +237,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (!seg) return undefined;
     const slot = seg.slotOf(offset);
     if (slot < 0 || seg.isDeletedSlot(slot)) return undefined;
-    this.#locate(seg, slot, offset);
     const reader = this.#reader;
+    reader.locate(seg, slot, offset);
     return this.decodeAt(seg, reader.bytes, reader.at, reader.length, false);
   }
 
@@ -235,7 +247,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const seg = this.#find(offset);
     const slot = seg ? seg.slotOf(offset) : -1;
     if (!seg || slot < 0) return Number.NaN;
-    this.#locate(seg, slot, offset);
+    this.#reader.locate(seg, slot, offset);
     return frameTimestamp(this.#reader.fields, this.#reader.at);
   }
 
@@ -265,13 +277,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     for (; lo < segs.length; lo++) {
       const seg = segs[lo]!;
       if (seg.slots === 0) continue;
-      let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
-      while (reader.read(seg, pos, false)) {
-        if (frameTimestamp(reader.fields, reader.at) >= timestamp) {
-          return seg.firstOffset + frameDelta(reader.bytes, reader.at);
-        }
-        pos += reader.length;
-      }
+      const offset = reader.offsetAt(seg, timestamp);
+      if (offset >= 0) return offset;
     }
     return this.#nextOffset;
   }
@@ -297,10 +304,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#liveBytes -= seg.lens[slot]!;
     const need = this.#nextOffset;
     seg.deletionNeed = need;
-    this.#marks.add(offset, need);
-    this.#scheduler.touch();
-    // The records before it reach the disk with the next round; the log asks for one itself.
-    if (need > this.#durableEnd && this.#ctx.policy !== 'never') this.#scheduler.request();
+    this.#deletions.mark(offset, need);
     if (seg !== this.#active) this.#reclaim(seg);
   }
 
@@ -433,64 +437,40 @@ export class FsLog<T> implements Log<T>, FrameSource {
     return seg && offset <= seg.lastOffset ? seg : undefined;
   }
 
-  /** Positions the log's reader on the frame of `slot`, checking it holds `offset`. */
-  #locate(seg: Segment, slot: number, offset: number): void {
-    const entry = seg.sparseBefore(slot);
-    let s = seg.sparseSlot[entry]!;
-    let pos = seg.sparsePos[entry]!;
-    const reader = this.#reader;
-    for (; s < slot; s++) {
-      if (!reader.read(seg, pos, false)) break;
-      pos += reader.length;
-    }
-    if (
-      !reader.read(seg, pos, true) ||
-      seg.firstOffset + frameDelta(reader.bytes, reader.at) !== offset
-    ) {
-      throw corruptRecord(seg.file, pos, `does not hold offset ${offset}`);
-    }
-  }
-
   #load(): void {
     const io = this.io;
     const dir = this.#dir;
     const report = this.#ctx.report;
     const found = listSegmentIds(io, dir);
-    // A log with its list is one opened before, which created its marks file then.
-    const marksFile = path.join(dir, MARKS_FILE);
-    const marksExpected = io.existsSync(path.join(dir, LIST_FILE)) && !io.existsSync(marksFile);
+    const marksLost = marksFileLost(io, dir);
     const expected = this.#ctx.segmentListExpected;
     const listed = checkSegmentList(io, dir, this.name, found, expected, report);
     this.#files.offsetsBelow = listed.offsetsBelow;
-    for (const [i, id] of listed.ids.entries()) {
-      const seg = loadSegment(io, dir, id, i === listed.ids.length - 1, report);
-      const prev = this.#segs.at(-1);
-      if (prev && seg.firstOffset <= prev.lastOffset) {
-        throw new CorruptionError(`segment ${seg.file} overlaps ${prev.file}`);
-      }
-      this.#segs.push(seg);
-    }
+    loadSegments(io, dir, listed.ids, report, this.#segs);
     const resume = listed.tailLost ? listed.offsetsBelow : 1;
     if (this.#segs.length === 0) {
       this.#segs.push(this.#files.create(listed.lastId + 1, resume, this.#nextOffset));
     }
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
-    this.#durableEnd = this.#nextOffset;
-    if (marksExpected && this.#segs.some((seg) => seg.span > 0)) {
-      report(
-        new DataLossError(
-          'missing',
-          `${marksFile} is missing: the deletions (acks) it held are lost, so records deleted before may be delivered again`,
-          { file: marksFile },
-        ),
-      );
-    }
-    this.#marks = new MarksFile(io, marksFile, (offset) => {
+    if (marksLost) reportLostMarks(dir, this.#segs, report);
+    this.#marks = new MarksFile(io, path.join(dir, MARKS_FILE), (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
       return seg !== undefined && slot >= 0 && seg.markSlot(slot);
     });
+    this.#deletions = new Deletions(
+      {
+        files: this.#files,
+        marks: this.#marks,
+        scheduler: this.#scheduler,
+        fsyncs: this.#ctx.policy !== 'never',
+        nextOffset: () => this.#nextOffset,
+        segs: () => this.#segs,
+        released: () => this.#compactor.retry(),
+      },
+      this.#nextOffset,
+    );
     for (const seg of this.#segs) {
       this.#live += seg.live;
       this.#liveBytes += seg.bytes - seg.deletedBytes;
@@ -499,7 +479,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     // Past every offset the lost tail may have handed out: none is handed out twice.
     if (this.#nextOffset < resume) {
       this.#roll(resume);
-      this.#nextOffset = this.#durableEnd = resume;
+      this.#nextOffset = this.#deletions.durableEnd = resume;
     }
     if (listed.rewrite || this.#nextOffset >= this.#files.offsetsBelow) {
       this.#files.writeList(this.#nextOffset);
@@ -528,7 +508,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     const seg = this.#active;
     if (!this.writeBuffer.writeTo(this.io, seg)) return;
     seg.unsynced = this.#ctx.policy !== 'never';
-    if (this.#ctx.policy === 'never') this.#durableEnd = this.#nextOffset;
+    if (this.#ctx.policy === 'never') this.#deletions.durableEnd = this.#nextOffset;
   }
 
   #flush(): void {
@@ -537,41 +517,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       for (const seg of this.#unindexed) if (!seg.dropped) writeSegmentIndex(this.io, seg);
       this.#unindexed = [];
     }
-    this.#releaseDeletions();
-    if (this.#marks.worthRewriting) this.#rewriteMarks();
-  }
-
-  /**
-   * One fsync round, in two steps: the records written so far, then the deletions they allowed
-   * (marks written and unlinks done once the records before them are durable), so a round's
-   * waiters also find its deletions durable.
-   */
-  #fsync(done: (error: Error | null) => void): void {
-    const covers = this.#nextOffset;
-    allDone(this.#syncJobs(true), (error) => {
-      if (error) {
-        done(error);
-        return;
-      }
-      if (covers > this.#durableEnd) this.#durableEnd = covers;
-      try {
-        // Not once destroyed (or failed): then nothing more is written.
-        if (!this.#scheduler.failure) this.#releaseDeletions();
-      } catch (releaseError) {
-        done(releaseError as Error);
-        return;
-      }
-      allDone(this.#syncJobs(false), done);
-    });
-  }
-
-  /** Fsyncs of what was written and not yet fsynced: the segments only with `segments`. */
-  #syncJobs(segments: boolean): FsyncJob[] {
-    const jobs: FsyncJob[] = [];
-    if (segments) this.#files.addSegmentFsyncs(this.#segs, jobs);
-    if (this.#marks.unsynced) jobs.push((cb) => this.#marks.fsync(cb));
-    this.#files.addDirFsync(jobs);
-    return jobs;
+    this.#deletions.flush();
   }
 
   /**
@@ -598,39 +544,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   // --- deletions ----------------------------------------------------------------------------
 
-  /**
-   * Puts on disk the deletions whose records before them are durable: their marks are written,
-   * the files of their dropped segments unlinked, and held compactions run. If some still
-   * wait, a round is asked for.
-   */
-  #releaseDeletions(): void {
-    const end = this.#durableEnd;
-    this.#marks.flush(end);
-    this.#files.release(end, this.#nextOffset);
-    if (this.#toCompact.size > 0) this.#queueCompaction();
-    if ((this.#marks.pending > 0 || this.#files.holding) && this.#ctx.policy !== 'never') {
-      this.#scheduler.request();
-    }
-  }
-
-  #rewriteMarks(): void {
-    const offsets: number[] = [];
-    for (const seg of this.#segs) {
-      for (let slot = 0; slot < seg.slots; slot++) {
-        if (seg.isDeletedSlot(slot)) offsets.push(seg.firstOffset + seg.deltaOf(slot));
-      }
-    }
-    this.#marks.rewrite(offsets, this.#ctx.policy !== 'never');
-    this.#files.dirUnsynced = true;
-  }
-
   /** Drops a sealed segment with no live record; queues a mostly deleted one for compaction. */
   #reclaim(seg: Segment): void {
     if (seg.live === 0) this.#drop(seg, seg.deletionNeed);
-    else if (worthCompacting(seg)) {
-      this.#toCompact.add(seg);
-      this.#queueCompaction();
-    }
+    else if (worthCompacting(seg)) this.#compactor.add(seg);
   }
 
   /**
@@ -644,53 +561,19 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#liveBytes -= seg.bytes - seg.deletedBytes;
     this.#marks.stale += seg.deletedCount - (seg.span - seg.slots);
     this.#forget(seg);
-    if (need <= this.#durableEnd) {
-      this.#files.remove([seg], this.#nextOffset);
-      return;
-    }
-    this.#files.hold(seg, need);
-    if (this.#ctx.policy !== 'never') this.#scheduler.request();
+    this.#deletions.removeFiles(seg, need);
   }
 
   /** Takes a segment out of use: cursors move on, its descriptor closes. */
   #forget(seg: Segment): void {
     seg.dropped = true;
     this.epoch++;
-    this.#toCompact.delete(seg);
+    this.#compactor.delete(seg);
     this.#files.close(seg);
   }
 
   #releaseFiles(): void {
     this.#files.closeAll(this.#segs);
     this.#marks?.close();
-  }
-
-  #queueCompaction(): void {
-    if (this.#compactQueued) return;
-    this.#compactQueued = true;
-    setImmediate(() => this.#compactQueuedSegments());
-  }
-
-  #compactQueuedSegments(): void {
-    this.#compactQueued = false;
-    if (this.#closed) return;
-    for (const seg of this.#toCompact) {
-      // Retried on its next ack, or once the records before its deletions are durable.
-      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > this.#durableEnd) continue;
-      this.#toCompact.delete(seg);
-      try {
-        const removed = compactSegment(this.io, this.#files, seg, this.#ctx.policy !== 'never');
-        this.epoch++;
-        seg.trim();
-        writeSegmentIndex(this.io, seg);
-        this.#marks.stale += removed;
-        this.#files.dirUnsynced = true;
-      } catch (error) {
-        // Later syncs reject with it; an idle log would keep it to itself until then.
-        if (errorChannel.hasSubscribers) errorChannel.publish({ error, source: 'compaction' });
-        this.#scheduler.fail(error as Error);
-        return;
-      }
-    }
   }
 }

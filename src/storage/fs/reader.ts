@@ -20,6 +20,8 @@ import {
   FRAME_CHECKSUM_LAYOUT,
   FRAME_HEADER,
   fieldsOf,
+  frameDelta,
+  frameTimestamp,
   statedRunEnd,
   u32,
 } from './frame.js';
@@ -113,6 +115,35 @@ export class FrameReader {
       }
     }
     return this.#read(seg, pos, verify);
+  }
+
+  /** Positions the reader on the (verified) frame of `slot`, checking it holds `offset`. */
+  locate(seg: Segment, slot: number, offset: number): void {
+    const entry = seg.sparseBefore(slot);
+    let s = seg.sparseSlot[entry]!;
+    let pos = seg.sparsePos[entry]!;
+    for (; s < slot; s++) {
+      if (!this.read(seg, pos, false)) break;
+      pos += this.length;
+    }
+    if (
+      !this.read(seg, pos, true) ||
+      seg.firstOffset + frameDelta(this.bytes, this.at) !== offset
+    ) {
+      throw corruptRecord(seg.file, pos, `does not hold offset ${offset}`);
+    }
+  }
+
+  /** The offset of the first record of `seg` stamped at or after `timestamp`, or -1 if none. */
+  offsetAt(seg: Segment, timestamp: number): number {
+    let pos = seg.sparsePos[seg.sparseBeforeTime(timestamp)]!;
+    while (this.read(seg, pos, false)) {
+      if (frameTimestamp(this.fields, this.at) >= timestamp) {
+        return seg.firstOffset + frameDelta(this.bytes, this.at);
+      }
+      pos += this.length;
+    }
+    return -1;
   }
 
   #read(seg: Segment, pos: number, verify: boolean): boolean {

@@ -7,8 +7,8 @@
  * when a valid run follows the bad one, a bad run is damage, reported as a `CorruptionError`
  * naming the file and byte position, never skipped in silence.
  *
- * A log opens each segment with {@link loadSegment}: from its index, scanning what the index
- * does not cover.
+ * A log opens its segments with {@link loadSegments}, each from its index, scanning what the
+ * index does not cover, and reports a lost marks file ({@link reportLostMarks}).
  */
 import path from 'node:path';
 import { recoveryChannel } from '../../diagnostics.js';
@@ -30,8 +30,10 @@ import {
 } from './frame.js';
 import { intactRunAfter, SEARCH_GAVE_UP } from './intact-run.js';
 import { type FsIo, readFully } from './io.js';
+import { MARKS_FILE } from './marks.js';
 import { Segment, segmentFileName } from './segment.js';
 import { readSegmentIndex, writeSegmentIndex } from './segment-index.js';
+import { LIST_FILE } from './segment-list.js';
 
 /** Bytes read at a time (more when a run is longer). */
 const READ_BYTES = 1 << 20;
@@ -205,4 +207,50 @@ export function loadSegment(
     io.closeSync(fd);
     throw error;
   }
+}
+
+/**
+ * Loads the listed segments `ids` of the log in `dir`, oldest first, with {@link loadSegment};
+ * the last is the tail. Segments whose offsets overlap are corruption.
+ */
+export function loadSegments(
+  io: FsIo,
+  dir: string,
+  ids: readonly number[],
+  report: (loss: DataLossError) => void,
+  into: Segment[],
+): void {
+  for (const [i, id] of ids.entries()) {
+    const seg = loadSegment(io, dir, id, i === ids.length - 1, report);
+    const prev = into.at(-1);
+    if (prev && seg.firstOffset <= prev.lastOffset) {
+      throw new CorruptionError(`segment ${seg.file} overlaps ${prev.file}`);
+    }
+    into.push(seg);
+  }
+}
+
+/**
+ * Whether the log in `dir` lost its marks file: a log with its segment list is one opened
+ * before, which created its marks file then. Asked before the list is written.
+ */
+export function marksFileLost(io: FsIo, dir: string): boolean {
+  return io.existsSync(path.join(dir, LIST_FILE)) && !io.existsSync(path.join(dir, MARKS_FILE));
+}
+
+/** Reports the lost marks file of the log in `dir` if any of its segments held records. */
+export function reportLostMarks(
+  dir: string,
+  segs: readonly Segment[],
+  report: (loss: DataLossError) => void,
+): void {
+  if (!segs.some((seg) => seg.span > 0)) return;
+  const marksFile = path.join(dir, MARKS_FILE);
+  report(
+    new DataLossError(
+      'missing',
+      `${marksFile} is missing: the deletions (acks) it held are lost, so records deleted before may be delivered again`,
+      { file: marksFile },
+    ),
+  );
 }
