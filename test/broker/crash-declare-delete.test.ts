@@ -46,7 +46,7 @@ async function openBroker(disk: PowerLossDisk, errors: unknown[]): Promise<Broke
   return Broker.open({ storage, onError: (error) => errors.push(error) });
 }
 
-/** Bodies of the messages of `queue`, read without removing them (gets rejected back). */
+/** Bodies of the messages of `queue` (taken: every crash state is reopened on a disk of its own). */
 async function bodies(broker: Broker, name: string, kind: Kind): Promise<string[]> {
   const queue = await broker.queue(name, KINDS[kind]);
   if (kind === 'stream') {
