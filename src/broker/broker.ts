@@ -286,6 +286,15 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#context.exchanges.get(name);
   }
 
+  /**
+   * @internal Refuses what a publish to `exchange` would be refused for before routing: 404 when it
+   * does not exist, 403 when it is internal (a transaction checks its publishes so, at once).
+   */
+  checkPublish(exchange: string): void {
+    assertOpen(this.closed, 'broker');
+    this.#context.exchanges.checkPublish(exchange);
+  }
+
   /** @internal Whether a queue of that name exists, damaged or not: one lookup, not a listing. */
   hasQueue(name: string): boolean {
     assertOpen(this.closed, 'broker');

@@ -136,6 +136,8 @@ export class AmqpChannel implements ChannelContext {
           content.args.routingKey,
           this.#topology,
         );
+        // RabbitMQ refuses a transaction's publish to a missing or internal exchange at once.
+        if (this.#tx) this.host.broker.checkPublish(content.args.exchange);
         return this.#transacted(publish, content.body.length);
       },
       60,

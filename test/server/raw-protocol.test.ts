@@ -421,6 +421,28 @@ describe('transactions', () => {
     await queue.delete();
   });
 
+  test('a transaction refuses a publish to a missing or internal exchange at once, not at commit', async () => {
+    await served.broker.exchange('raw-tx-internal', 'fanout', { durable: false, internal: true });
+    for (const [exchange, replyCode, replyText] of [
+      ['raw-tx-missing', 404, "NOT_FOUND - no exchange 'raw-tx-missing' in vhost '/'"],
+      [
+        'raw-tx-internal',
+        403,
+        "ACCESS_REFUSED - cannot publish to internal exchange 'raw-tx-internal' in vhost '/'",
+      ],
+    ] as const) {
+      const client = await RawClient.open(served.server.port);
+      await client.openChannel(1);
+      client.sendMethod(1, 'tx.select', {});
+      await client.method('tx.select-ok', 1);
+      client.publish(1, exchange, 'k', 'refused');
+      const close = await client.method('channel.close', 1);
+      expect(close.args).toMatchObject({ replyCode, replyText, classId: 60, methodId: 40 });
+      client.destroy();
+    }
+    await served.broker.deleteExchange('raw-tx-internal');
+  });
+
   test('tx.commit on a channel not in tx mode is 406', async () => {
     const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
