@@ -59,6 +59,8 @@ export interface ChannelContext {
   readonly open: boolean;
   /** Sends a method's reply, unless `nowait` or the channel is no longer open. */
   reply<N extends MethodName>(name: N, args: OutArgs<N>, nowait?: boolean): void;
+  /** Sends a notification of the server's own, after the reply of the method that caused it. */
+  notify(build: (w: Writer) => void): void;
   /** Raises an exception caused by the channel's method `classId.methodId`. */
   exception(error: AmqpException, classId: number, methodId: number): void;
 }

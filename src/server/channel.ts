@@ -14,6 +14,7 @@ import { AmqpException, toAmqpException } from './errors.js';
 import { ChannelPublishes } from './publishes.js';
 import { ChannelTopology } from './topology.js';
 import { Transaction } from './transaction.js';
+import type { Writer } from './wire/bytes.js';
 import { type OutArgs, writeMethod } from './wire/methods.js';
 import { type Method, type MethodName, methodByName } from './wire/spec.js';
 
@@ -28,6 +29,9 @@ export class AmqpChannel implements ChannelContext {
   /** Whether a task is being awaited (it counts in the backlog). */
   #awaiting = false;
   #running = false;
+  /** A method runs: notifications it causes wait for its reply (see `notify`). */
+  #inMethod = false;
+  readonly #held: ((w: Writer) => void)[] = [];
   readonly #content: ContentAssembly;
   readonly #topology: ChannelTopology;
   readonly #consumers: ChannelConsumers;
@@ -159,6 +163,7 @@ export class AmqpChannel implements ChannelContext {
     this.#state = 'closed';
     this.host.backlog(-this.#tasks.length - (this.#awaiting ? 1 : 0));
     this.#tasks.length = 0;
+    this.#held.length = 0;
     this.#awaiting = false;
     this.#tx = undefined;
     this.#content.reset();
@@ -179,13 +184,16 @@ export class AmqpChannel implements ChannelContext {
       return;
     }
     let pending: void | Promise<void>;
+    this.#inMethod = true;
     try {
       pending = task();
     } catch (error) {
       this.exception(toAmqpException(error), classId, methodId);
+      this.#methodDone();
       return;
     }
-    if (pending instanceof Promise) {
+    if (!(pending instanceof Promise)) this.#methodDone();
+    else {
       this.host.backlog(1);
       void this.#run(pending, classId, methodId);
     }
@@ -204,6 +212,7 @@ export class AmqpChannel implements ChannelContext {
       } catch (error) {
         this.exception(toAmqpException(error), classId, methodId);
       }
+      this.#methodDone();
       // A teardown meanwhile counted this task out with the queued ones.
       if (this.#awaiting) this.host.backlog(-1);
       this.#awaiting = false;
@@ -216,16 +225,39 @@ export class AmqpChannel implements ChannelContext {
         const entry = this.#tasks.shift()!;
         ({ classId, methodId } = entry);
         next = undefined;
+        this.#inMethod = true;
         try {
           next = entry.task();
         } catch (error) {
           this.exception(toAmqpException(error), classId, methodId);
         }
         // Finished at once; one still running stays counted until it has.
-        if (!next) this.host.backlog(-1);
+        if (!next) {
+          this.#methodDone();
+          this.host.backlog(-1);
+        }
       } while (!next);
       pending = next;
     }
+  }
+
+  /**
+   * Sends a notification the server raises itself (a consumer's `basic.cancel`): after the reply
+   * of the method that caused it, as RabbitMQ's channel answers the method first (a
+   * `queue.delete` of a queue the channel consumes: `delete-ok`, then the cancel).
+   */
+  notify(build: (w: Writer) => void): void {
+    if (this.#state !== 'open') return;
+    if (this.#inMethod) this.#held.push(build);
+    else this.host.write(build);
+  }
+
+  /** The running method finished, its reply sent: the notifications it caused follow. */
+  #methodDone(): void {
+    this.#inMethod = false;
+    if (this.#held.length === 0) return;
+    const held = this.#held.splice(0);
+    if (this.#state === 'open') for (const build of held) this.host.write(build);
   }
 
   exception(error: AmqpException, classId: number, methodId: number): void {

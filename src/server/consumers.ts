@@ -134,7 +134,7 @@ export class ChannelConsumers implements ReplyTarget {
     const subscription = consumer.subscription;
     this.#deliveries.cancelled(subscription);
     if (consumer.quiet || !this.#channel.open || !this.#host.cancelNotify) return;
-    this.#host.write((w) =>
+    this.#channel.notify((w) =>
       writeMethod(w, this.#id, 'basic.cancel', { consumerTag: consumer.tag, nowait: true }),
     );
   }
