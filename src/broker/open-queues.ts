@@ -63,6 +63,8 @@ export interface OpenQueue {
 export class OpenQueues {
   readonly #context: BrokerContext;
   readonly #entries = new Map<string, OpenQueue>();
+  /** Queues being deleted: out of `#entries`, their declarations still stored. */
+  readonly #deleting = new Set<OpenQueue>();
   readonly #deadLetter: DeadLetterRouter;
   readonly #publish: PublishFunction;
   /** Declarations and deletions run one at a time, so two never race on one name. */
@@ -162,7 +164,7 @@ export class OpenQueues {
       deadLetter: this.#deadLetter,
       onDelete: () => {
         if (!entry) return;
-        if (this.#entries.get(name) === entry) this.#forget(name);
+        if (this.#entries.get(name) === entry || this.#deleting.delete(entry)) this.#forget(name);
         redirectDeleted(entry.queue, this.#deletedRoutes);
       },
       onError: this.#context.onError,
@@ -346,8 +348,23 @@ export class OpenQueues {
       if (options.ifEmpty && stats.messagesReady > 0) {
         throw new PreconditionFailedError(`${this.#queueText(name)} not empty`);
       }
-      return entry.destroy();
+      return this.#destroy(entry);
     });
+  }
+
+  /**
+   * Deletes an open queue. It is gone for every method that names it from the start, as on
+   * RabbitMQ, where a queue is either there or not: a publish no longer reaches it, a lookup
+   * finds none (404), its handle already reaches the broker by name; its stored declaration is
+   * forgotten once its storage is removed.
+   */
+  #destroy(entry: OpenQueue): Promise<number> {
+    const name = entry.declaration.name;
+    this.#entries.delete(name);
+    this.#deleting.add(entry);
+    this.#context.exchanges.removeDestination(name);
+    redirectDeleted(entry.queue, this.#deletedRoutes);
+    return entry.destroy().finally(() => this.#deleting.delete(entry));
   }
 
   /** The queue is gone (deleted by anyone, or expired): forget it. */

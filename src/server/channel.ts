@@ -99,8 +99,12 @@ export class AmqpChannel implements ChannelContext {
     try {
       this.#consumers.settle(deliveryTag, multiple, ACK);
     } catch (error) {
-      this.exception(toAmqpException(error), 60, 80);
+      this.exception(this.#toException(error), 60, 80);
     }
+  }
+
+  #toException(error: unknown): AmqpException {
+    return toAmqpException(error, this.host.broker.closed);
   }
 
   /** Handles a content header frame. */
@@ -188,7 +192,7 @@ export class AmqpChannel implements ChannelContext {
     try {
       pending = task();
     } catch (error) {
-      this.exception(toAmqpException(error), classId, methodId);
+      this.exception(this.#toException(error), classId, methodId);
       this.#methodDone();
       return;
     }
@@ -210,7 +214,7 @@ export class AmqpChannel implements ChannelContext {
       try {
         await pending;
       } catch (error) {
-        this.exception(toAmqpException(error), classId, methodId);
+        this.exception(this.#toException(error), classId, methodId);
       }
       this.#methodDone();
       // A teardown meanwhile counted this task out with the queued ones.
@@ -229,7 +233,7 @@ export class AmqpChannel implements ChannelContext {
         try {
           next = entry.task();
         } catch (error) {
-          this.exception(toAmqpException(error), classId, methodId);
+          this.exception(this.#toException(error), classId, methodId);
         }
         // Finished at once; one still running stays counted until it has.
         if (!next) {

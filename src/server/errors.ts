@@ -3,7 +3,7 @@
  * 405, 406), a connection exception the whole connection (501-505, 530, 540, 541). Errors of the
  * broker map by their `replyCode`; a malformed argument is 406 as RabbitMQ answers it.
  */
-import { MqliteError } from '../errors.js';
+import { ClosedError, MqliteError } from '../errors.js';
 
 const TEXT: Record<number, string> = {
   200: 'OK',
@@ -49,18 +49,31 @@ export class AmqpException extends Error {
   }
 }
 
-/** The exception to send for an error a broker call raised. */
-export function toAmqpException(error: unknown): AmqpException {
+/**
+ * The exception to send for an error a broker call raised. A `ClosedError` is no client's fault:
+ * while the broker is closing it is the shutdown that closes every connection (320, as RabbitMQ's
+ * shutdown), otherwise a queue closed under the call, gone as far as the client can tell (404 on
+ * the channel, as RabbitMQ answers for a queue that went away).
+ */
+export function toAmqpException(error: unknown, brokerClosed: boolean): AmqpException {
   if (error instanceof AmqpException) return error;
+  if (error instanceof ClosedError) {
+    return brokerClosed
+      ? new AmqpException(320, "broker forced connection closure with reason 'shutdown'")
+      : new AmqpException(404, detailOf(error));
+  }
   if (error instanceof MqliteError) {
-    // The broker's message already reads "CODE - detail": keep the detail.
-    const detail = error.message.replace(/^[A-Z_]+ - /, '');
-    return new AmqpException(error.replyCode, detail);
+    return new AmqpException(error.replyCode, detailOf(error));
   }
   if (error instanceof TypeError || error instanceof RangeError) {
     return new AmqpException(406, error.message);
   }
   return new AmqpException(541, error instanceof Error ? error.message : String(error));
+}
+
+/** The broker's message already reads "CODE - detail": the detail. */
+function detailOf(error: MqliteError): string {
+  return error.message.replace(/^[A-Z_]+ - /, '');
 }
 
 function truncate(text: string): string {

@@ -93,7 +93,7 @@ export class ChannelPublishes {
           if (seq !== undefined) this.#confirms!.settle(seq, false);
         } else {
           if (seq !== undefined) this.#confirms!.settle(seq, false);
-          this.#channel.exception(toAmqpException(error), 60, 40);
+          this.#channel.exception(toAmqpException(error, host.broker.closed), 60, 40);
         }
       },
     );

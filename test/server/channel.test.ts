@@ -5,7 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
 import { describe, expect, test } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
+import { listen } from '../../src/server/server.js';
+import { memoryStorage } from '../../src/storage/memory.js';
+import { holdDeletes } from '../support/held-deletes.js';
+import { TestStorage } from '../support/test-storage.js';
 import { RawClient } from './raw-client.js';
+import { onlyMqlite } from './served.js';
 import { storageTargets } from './wire-targets.js';
 
 const targets = storageTargets();
@@ -99,5 +105,67 @@ describe.each(targets)('channel on $name', (target) => {
     } finally {
       await connection.close();
     }
+  });
+});
+
+/**
+ * Go amqp091's TestIntegrationConsumeCancel: an auto-delete queue's only consumer gets a message
+ * and cancels; the client publishes to the queue and deletes it at once. On mqlite the
+ * auto-delete is held under way meanwhile; RabbitMQ runs it as fast as it goes.
+ */
+async function consumeCancelDelete(
+  port: number,
+  hold?: { waiting: () => Promise<void>; release: () => void },
+): Promise<void> {
+  const client = await RawClient.open(port);
+  try {
+    await client.openChannel(1);
+    await client.openChannel(2);
+    const queue = queueName('consume-cancel');
+    declare(client, queue, { autoDelete: true });
+    await client.method('queue.declare-ok', 1);
+    consume(client, queue, 'integration-tag');
+    await client.method('basic.consume-ok', 1);
+    client.publish(1, '', queue, '1');
+    await client.method('basic.deliver', 1);
+    client.sendMethod(1, 'basic.cancel', { consumerTag: 'integration-tag', nowait: false });
+    await client.method('basic.cancel-ok', 1);
+    await hold?.waiting();
+    client.publish(1, '', queue, '2');
+    deleteQueue(client, queue);
+    // Channel 2 answers once the server has read the publish and the delete before it.
+    client.sendMethod(2, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+    await client.method('basic.qos-ok', 2);
+    hold?.release();
+    await client.method('queue.delete-ok', 1);
+    // The connection and the channel go on.
+    declare(client, queue);
+    await client.method('queue.declare-ok', 1);
+    deleteQueue(client, queue);
+    await client.method('queue.delete-ok', 1);
+    expect(client.count((f) => /close/.test(f.method?.name ?? ''))).toBe(0);
+  } finally {
+    client.destroy();
+  }
+}
+
+describe('an auto-delete queue deleted while a client publishes to it and deletes it', () => {
+  test.each(['memory', 'fs'] as const)('mqlite (%s) answers delete-ok', async (kind) => {
+    const storage = new TestStorage(kind);
+    const held = holdDeletes(kind === 'memory' ? memoryStorage() : storage.storage);
+    const broker = await Broker.open({ storage: held.storage });
+    const server = await listen(broker);
+    try {
+      await consumeCancelDelete(server.port, held);
+    } finally {
+      held.release();
+      await server.close();
+      await broker.close();
+      await storage.dispose();
+    }
+  });
+
+  test.skipIf(onlyMqlite)('RabbitMQ answers delete-ok', async () => {
+    await consumeCancelDelete(targets.at(-1)!.port);
   });
 });
