@@ -33,6 +33,7 @@ import {
   Subscription,
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
+import { ActiveHandover } from './active-handover.js';
 import type { ClassicQueueInit } from './classic-options.js';
 import { waitForOne } from './consume-one.js';
 import { admitConsumer } from './consumer-admission.js';
@@ -95,6 +96,7 @@ export class ClassicQueue implements AsyncDisposable {
   /** Open browsers: they acquire nothing but, as consumers, keep `x-expires` away. */
   #browsers = 0;
   readonly #host: ConsumerHost<number>;
+  readonly #handover = new ActiveHandover(() => this.#dispatch());
   /** Earlier deliveries of stored messages that came back (requeued or recovered); absent: 0. */
   readonly #deliveries = new Map<number, number>();
   readonly #ttl: MessageTtl;
@@ -138,8 +140,14 @@ export class ClassicQueue implements AsyncDisposable {
       (error) => this.reportError(error, 'expiry'),
     );
     this.#host = {
-      onAck: (_consumer, handle) => this.#settle(handle),
-      onReject: (_consumer, handle, requeue) => this.#reject(handle, requeue),
+      onAck: (consumer, handle) => {
+        this.#settle(handle);
+        if (this.#handover.waiting) this.#handover.settled(consumer);
+      },
+      onReject: (consumer, handle, requeue) => {
+        this.#reject(handle, requeue);
+        if (this.#handover.waiting) this.#handover.settled(consumer);
+      },
       onCapacity: (consumer) => {
         this.#rotation.freed(consumer);
         this.#dispatch();
@@ -498,14 +506,13 @@ export class ClassicQueue implements AsyncDisposable {
     this.#rotation.remove(consumer);
     if (consumer.exclusive) this.#exclusive = false;
     if (!this.#inUse()) this.#expires.restart(this.#limits.expires);
-    // The next active consumer takes over once a closing one has returned its messages, so the
-    // requeued ones go to it first, as on RabbitMQ.
-    else if (i === 0 && this.arguments.singleActiveConsumer) queueMicrotask(() => this.#dispatch());
+    if (i === 0 && this.arguments.singleActiveConsumer) this.#handover.left(consumer);
   }
 
   /** The consumer the next message goes to, or undefined when none has room. */
   #pickConsumer(): Subscription<number> | undefined {
     if (this.arguments.singleActiveConsumer) {
+      if (this.#handover.waiting) return undefined;
       const active = this.#consumers[0];
       return active !== undefined && active.capacity > 0 ? active : undefined;
     }

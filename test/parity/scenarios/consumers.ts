@@ -114,13 +114,8 @@ export const consumerScenarios: Scenario[] = [
     },
   },
   {
+    // amqp-client's stop() sends basic.cancel for each consumer before it closes the connection.
     name: 'a single active consumer whose connection goes hands its unacked message over first, then newer ones',
-    differsOn: {
-      // amqp-client's stop() sends basic.cancel for each consumer before closing: mqlite hands a
-      // single active consumer's place over at a cancel, RabbitMQ 3.10 does not (README:
-      // "Differences from the brokers").
-      'mqlite-wire': 'the client cancels before closing, and a cancel hands the place over at once',
-    },
     async run(_session, ctx) {
       const q = await ctx.queue('sac-connection', {
         durable: false,

@@ -146,7 +146,7 @@ describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind
     expect(other.received.map((m) => m.redelivered)).toEqual([true, true, true, false]);
   });
 
-  it('delivers to the single active consumer only, and hands over when it cancels', async () => {
+  it('delivers to the single active consumer only, and hands over once what it held is settled', async () => {
     const q = await queues.fifo('q', { arguments: { 'x-single-active-consumer': true } });
     const a = collector();
     const b = collector();
@@ -156,8 +156,11 @@ describe.each(STORAGE_KINDS)('consumers of a classic queue on %s storage', (kind
     expect(a.bodies()).toEqual(['1']);
     expect(b.bodies()).toEqual([]);
     await subA.cancel();
-    expect(b.bodies()).toEqual(['2', '3']);
+    await settle();
+    expect(b.bodies()).toEqual([]);
     await a.received[0]!.ack();
+    await settle();
+    expect(b.bodies()).toEqual(['2', '3']);
   });
 
   it('refuses an exclusive consumer on a single-active-consumer queue', async () => {
