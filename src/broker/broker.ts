@@ -274,6 +274,19 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#publisher.publish(exchange, body, options);
   }
 
+  /**
+   * @internal `publish()`, with `routed` called as soon as a message that asks for no durability
+   * is held by every queue it reaches, before they deliver it (a server's publisher confirm).
+   */
+  publishRouted(
+    exchange: string,
+    body: PublishBody,
+    options: ExchangePublishOptions,
+    routed: () => void,
+  ): Promise<void> {
+    return this.#publisher.publish(exchange, body, options, routed);
+  }
+
   /** Every exchange (the default `""` and the predeclared `amq.*` ones included), by name. */
   exchanges(): ExchangeInfo[] {
     assertOpen(this.closed, 'broker');

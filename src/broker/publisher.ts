@@ -8,7 +8,7 @@ import { type UnroutableEvent, unroutableChannel } from '../diagnostics.js';
 import { assertOpen, NoRouteError, resourceName } from '../errors.js';
 import { checkGeoHeaders } from '../filters/index.js';
 import { normalizeMessage } from '../message/normalize.js';
-import type { PublishBody } from '../message/types.js';
+import type { PublishBody, StoredMessage } from '../message/types.js';
 import type { BrokerContext } from './broker-context.js';
 import type { ExchangePublishOptions } from './exchange-handle.js';
 import type { OpenQueues } from './open-queues.js';
@@ -39,11 +39,18 @@ export class Publisher {
     return this.#unroutableReturned;
   }
 
-  /** Routes a publish to an exchange, `""` being the default exchange. */
+  /**
+   * Routes a publish to an exchange, `""` being the default exchange. `routed`, for a message
+   * that asks for no durability (not persistent, or reaching no durable queue, or on storage that
+   * is not persistent), is called once every queue it reaches holds it, before the last of them
+   * delivers it: such a message is confirmed then, as RabbitMQ confirms it, without waiting for
+   * the storage.
+   */
   publish(
     exchange: string,
     body: PublishBody,
     options: ExchangePublishOptions | undefined,
+    routed?: () => void,
   ): Promise<void> {
     try {
       assertOpen(this.#context.closed(), 'broker');
@@ -74,11 +81,18 @@ export class Publisher {
         return Promise.resolve();
       }
       // A queue takes its bindings with it when it goes, so every target is open or damaged.
+      const enqueued = routed && !this.#asksDurability(message, targets) ? routed : undefined;
       if (targets.size === 1) {
-        for (const name of targets) return this.#storeIn(name, message);
+        for (const name of targets) return this.#storeIn(name, message, enqueued);
       }
+      let left = targets.size;
+      const each =
+        enqueued &&
+        (() => {
+          if (--left === 0) enqueued();
+        });
       const stored: Promise<void>[] = [];
-      for (const name of targets) stored.push(this.#storeIn(name, message));
+      for (const name of targets) stored.push(this.#storeIn(name, message, each));
       return Promise.all(stored).then(ignore);
     } catch (error) {
       return Promise.reject(error);
@@ -86,10 +100,27 @@ export class Publisher {
   }
 
   /** Stores a routed message in a queue; a damaged one refuses it with its error. */
-  #storeIn(name: string, message: ReturnType<typeof normalizeMessage>): Promise<void> {
+  #storeIn(
+    name: string,
+    message: ReturnType<typeof normalizeMessage>,
+    enqueued: (() => void) | undefined,
+  ): Promise<void> {
     const entry = this.#queues.get(name);
-    if (entry) return entry.queue.publishMessage(message);
+    if (entry) return entry.queue.publishMessage(message, enqueued);
     return Promise.reject(this.#context.damaged.errorOf(name));
+  }
+
+  /** A persistent message reaching a durable queue on persistent storage. */
+  #asksDurability(message: StoredMessage, targets: ReadonlySet<string>): boolean {
+    if (message.properties.deliveryMode !== 2 || !this.#context.storage.supports.persistent) {
+      return false;
+    }
+    for (const name of targets) {
+      const entry = this.#queues.get(name);
+      // A damaged queue refuses the message: it is nacked whatever this says.
+      if (entry === undefined || entry.declaration.durable) return true;
+    }
+    return false;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
+import type { DueConfirms } from './confirms.js';
 import type { AmqpException } from './errors.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
@@ -30,6 +31,8 @@ export interface ChannelHost {
   readonly writable: boolean;
   /** The server's direct reply-to addresses. */
   readonly replies: ReplyAddresses;
+  /** The connection's confirms settled and not yet sent: each delivery sends them first. */
+  readonly dueConfirms: DueConfirms;
   /** Appends frames to the output. */
   write(build: (w: Writer) => void): void;
   /**

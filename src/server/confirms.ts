@@ -1,10 +1,35 @@
 /**
  * Publisher confirms of one channel. Publishes are numbered from 1; each settles when the broker
- * stored it (under the storage's fsync policy) or refused it. Settlements are sent in sequence
- * order, a run of acks coalesced into one `basic.ack` with `multiple`, as RabbitMQ coalesces
- * them; a refused publish is a `basic.nack` of its own.
+ * stored it (under the storage's fsync policy), or once routed when it asks for no durability, or
+ * when refused. Settlements are sent in sequence order, a run of acks coalesced into one
+ * `basic.ack` with `multiple`, as RabbitMQ coalesces them; a refused publish is a `basic.nack` of
+ * its own. A settled confirm goes out before any delivery its connection writes after it
+ * (`DueConfirms`): RabbitMQ confirms a message before the consumer it reaches receives it.
  */
 export type ConfirmSender = (kind: 'ack' | 'nack', deliveryTag: number, multiple: boolean) => void;
+
+/** The confirms of a connection's channels that are settled and not yet sent. */
+export class DueConfirms {
+  readonly #due = new Set<Confirms>();
+
+  /** Whether some are due: deliveries then send them first. */
+  get pending(): boolean {
+    return this.#due.size > 0;
+  }
+
+  add(confirms: Confirms): void {
+    this.#due.add(confirms);
+  }
+
+  delete(confirms: Confirms): void {
+    this.#due.delete(confirms);
+  }
+
+  /** Sends every due confirm now. */
+  flush(): void {
+    for (const confirms of [...this.#due]) confirms.flush();
+  }
+}
 
 export class Confirms {
   #next = 1;
@@ -19,9 +44,11 @@ export class Confirms {
   readonly #settled = new Map<number, boolean>();
   #flushing = false;
   readonly #send: ConfirmSender;
+  readonly #due: DueConfirms | undefined;
 
-  constructor(send: ConfirmSender) {
+  constructor(send: ConfirmSender, due?: DueConfirms) {
     this.#send = send;
+    this.#due = due;
   }
 
   /** Numbers the next publish. */
@@ -40,12 +67,16 @@ export class Confirms {
     else this.#settled.set(seq, acked);
     if (this.#flushing) return;
     this.#flushing = true;
+    this.#due?.add(this);
     // Outcomes settled in the same turn go out as one run.
-    queueMicrotask(() => this.#flush());
+    queueMicrotask(() => this.flush());
   }
 
-  #flush(): void {
+  /** Sends what is settled (at the end of the turn, or before a delivery). */
+  flush(): void {
+    if (!this.#flushing) return;
     this.#flushing = false;
+    this.#due?.delete(this);
     const settled = this.#settled;
     for (;;) {
       // The acks in order, then what was settled out of order after them.

@@ -11,6 +11,7 @@ import type { BrokerSession } from '../broker/session.js';
 import type { Clock } from '../clock.js';
 import { AmqpChannel } from './channel.js';
 import type { ChannelHost } from './channel-host.js';
+import { DueConfirms } from './confirms.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import {
@@ -85,6 +86,7 @@ type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' 
 
 export class AmqpConnection implements ChannelHost {
   readonly replies: ReplyAddresses;
+  readonly dueConfirms = new DueConfirms();
   user = '';
   vhost: string | undefined;
   frameMax = HANDSHAKE_FRAME_MAX;

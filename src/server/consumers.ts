@@ -180,6 +180,8 @@ export class ChannelConsumers implements ReplyTarget {
     body: Uint8Array,
   ): void {
     const host = this.#host;
+    // A confirm settled before this delivery goes out first.
+    if (host.dueConfirms.pending) host.dueConfirms.flush();
     const out = host.output();
     if (!out) return;
     writeDelivery(

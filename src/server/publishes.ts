@@ -41,7 +41,7 @@ export class ChannelPublishes {
           ? writeMethod(w, this.#id, 'basic.ack', { deliveryTag, multiple })
           : writeMethod(w, this.#id, 'basic.nack', { deliveryTag, multiple, requeue: false }),
       );
-    });
+    }, this.#host.dueConfirms);
   }
 
   /**
@@ -73,26 +73,35 @@ export class ChannelPublishes {
       return;
     }
     host.backlog(1);
-    const stored = host.broker.publish(exchange, content.body, {
+    const options = {
       ...properties,
       ...(replyTo !== undefined && { replyTo }),
       routingKey,
       mandatory,
-    });
+    };
+    // Confirmed once routed when it asks for no durability (`routed`), else once stored.
+    let confirm = seq;
+    const stored =
+      seq === undefined
+        ? host.broker.publish(exchange, content.body, options)
+        : host.broker.publishRouted(exchange, content.body, options, () => {
+            confirm = undefined;
+            this.#confirms!.settle(seq, true);
+          });
     return stored.then(
       () => {
         host.backlog(-1);
-        if (seq !== undefined) this.#confirms!.settle(seq, true);
+        if (confirm !== undefined) this.#confirms!.settle(confirm, true);
       },
       (error: unknown) => {
         host.backlog(-1);
         if (error instanceof NoRouteError) {
           this.#return(content, 312, 'NO_ROUTE');
-          if (seq !== undefined) this.#confirms!.settle(seq, true);
+          if (confirm !== undefined) this.#confirms!.settle(confirm, true);
         } else if (error instanceof QueueFullError) {
-          if (seq !== undefined) this.#confirms!.settle(seq, false);
+          if (confirm !== undefined) this.#confirms!.settle(confirm, false);
         } else {
-          if (seq !== undefined) this.#confirms!.settle(seq, false);
+          if (confirm !== undefined) this.#confirms!.settle(confirm, false);
           this.#channel.exception(toAmqpException(error, host.broker.closed), 60, 40);
         }
       },

@@ -11,48 +11,13 @@ import { memoryStorage } from '../../src/storage/memory.js';
 import { holdDeletes } from '../support/held-deletes.js';
 import { TestStorage } from '../support/test-storage.js';
 import { RawClient } from './raw-client.js';
+import { consume, declareQueue, deleteQueue } from './raw-methods.js';
 import { onlyMqlite } from './served.js';
 import { storageTargets } from './wire-targets.js';
 
 const targets = storageTargets();
 
 const queueName = (label: string) => `mqlite-wire-chan-${label}-${randomBytes(4).toString('hex')}`;
-
-function declare(client: RawClient, queue: string, flags: { autoDelete?: boolean } = {}): void {
-  client.sendMethod(1, 'queue.declare', {
-    reserved1: 0,
-    queue,
-    passive: false,
-    durable: false,
-    exclusive: false,
-    autoDelete: flags.autoDelete ?? false,
-    nowait: false,
-    arguments: {},
-  });
-}
-
-function consume(client: RawClient, queue: string, consumerTag: string): void {
-  client.sendMethod(1, 'basic.consume', {
-    reserved1: 0,
-    queue,
-    consumerTag,
-    noLocal: false,
-    noAck: false,
-    exclusive: false,
-    nowait: false,
-    arguments: {},
-  });
-}
-
-function deleteQueue(client: RawClient, queue: string): void {
-  client.sendMethod(1, 'queue.delete', {
-    reserved1: 0,
-    queue,
-    ifUnused: false,
-    ifEmpty: false,
-    nowait: false,
-  });
-}
 
 /** The names of the methods received on channel 1 so far, in order. */
 function methods(client: RawClient): string[] {
@@ -66,11 +31,11 @@ describe.each(targets)('channel on $name', (target) => {
       await client.openChannel(1);
       for (let i = 0; i < 20; i++) {
         const queue = queueName('delete-order');
-        declare(client, queue);
+        declareQueue(client, 1, queue);
         await client.method('queue.declare-ok', 1);
-        consume(client, queue, `c${i}`);
+        consume(client, 1, queue, `c${i}`);
         await client.method('basic.consume-ok', 1);
-        deleteQueue(client, queue);
+        deleteQueue(client, 1, queue);
         await client.method('basic.cancel', 1);
         // Both arrived: the reply came first.
         expect(methods(client)).toEqual(['queue.delete-ok']);
@@ -122,9 +87,9 @@ async function consumeCancelDelete(
     await client.openChannel(1);
     await client.openChannel(2);
     const queue = queueName('consume-cancel');
-    declare(client, queue, { autoDelete: true });
+    declareQueue(client, 1, queue, { autoDelete: true });
     await client.method('queue.declare-ok', 1);
-    consume(client, queue, 'integration-tag');
+    consume(client, 1, queue, 'integration-tag');
     await client.method('basic.consume-ok', 1);
     client.publish(1, '', queue, '1');
     await client.method('basic.deliver', 1);
@@ -132,16 +97,16 @@ async function consumeCancelDelete(
     await client.method('basic.cancel-ok', 1);
     await hold?.waiting();
     client.publish(1, '', queue, '2');
-    deleteQueue(client, queue);
+    deleteQueue(client, 1, queue);
     // Channel 2 answers once the server has read the publish and the delete before it.
     client.sendMethod(2, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
     await client.method('basic.qos-ok', 2);
     hold?.release();
     await client.method('queue.delete-ok', 1);
     // The connection and the channel go on.
-    declare(client, queue);
+    declareQueue(client, 1, queue);
     await client.method('queue.declare-ok', 1);
-    deleteQueue(client, queue);
+    deleteQueue(client, 1, queue);
     await client.method('queue.delete-ok', 1);
     expect(client.count((f) => /close/.test(f.method?.name ?? ''))).toBe(0);
   } finally {

@@ -6,8 +6,8 @@ import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { listen } from '../../src/server/server.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
-import { nodeIo } from '../../src/storage/fs/io.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { holdFsyncs } from '../support/held-fsyncs.js';
 import { RawClient } from './raw-client.js';
 
 /** Polls `read` until it holds, with a generous deadline. */
@@ -111,18 +111,9 @@ describe('flow control of publishers', () => {
   test('a connection whose publishes wait for storage is not read until storage catches up', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mqlite-server-'));
     // fsyncs held until released: every publish waits for storage.
-    const held: (() => void)[] = [];
-    let holding = false;
-    const io = {
-      ...nodeIo,
-      fsync(fd: number, callback: (error: Error | null) => void) {
-        const run = () => nodeIo.fsync(fd, callback);
-        if (holding) held.push(run);
-        else run();
-      },
-    };
+    const fsyncs = holdFsyncs();
     try {
-      await using broker = await Broker.open({ storage: fsStorage({ dir, io }) });
+      await using broker = await Broker.open({ storage: fsStorage({ dir, io: fsyncs.io }) });
       await using server = await listen(broker);
       await broker.queue('slow', { durable: true });
       let routed = 0;
@@ -134,12 +125,9 @@ describe('flow control of publishers', () => {
       const client = await RawClient.open(server.port);
       await client.openChannel(1);
       const total = 5000;
-      holding = true;
+      fsyncs.hold();
       for (let i = 0; i < total; i++) client.publish(1, '', 'slow', 'x');
-      const release = () => {
-        holding = false;
-        for (const run of held.splice(0)) run();
-      };
+      const release = () => fsyncs.release();
       try {
         let last = -1;
         let steady = 0;

@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { AmqpChannel } from '../../src/server/channel.js';
 import type { ChannelHost } from '../../src/server/channel-host.js';
+import { DueConfirms } from '../../src/server/confirms.js';
 import { MAX_MESSAGE_BYTES } from '../../src/server/limits.js';
 import { Permissions } from '../../src/server/permissions.js';
 import { ReplyAddresses } from '../../src/server/reply-to.js';
@@ -73,6 +74,7 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
     cancelNotify: false,
     writable: true,
     replies: new ReplyAddresses(),
+    dueConfirms: new DueConfirms(),
     written,
     backlogNow: 0,
     write(build) {

@@ -5,8 +5,14 @@
  * with the same assertions. `PARITY_TARGETS=mqlite` leaves RabbitMQ out.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type AsyncMessage, Connection, ConsumerStatus } from 'rabbitmq-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
+import { listen } from '../../src/server/server.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
 import { servedBroker, wireTargets } from './served.js';
 
 const targets = wireTargets(servedBroker());
@@ -199,5 +205,39 @@ describe.each(targets)('rabbitmq-client against $name', (target) => {
     await publisher.send({ routingKey: nowhere, mandatory: true }, 'lost');
     expect(await returned.done).toEqual([`312 NO_ROUTE ${nowhere}`]);
     await publisher.close();
+  });
+});
+
+describe('rabbitmq-client over fs storage', () => {
+  test('an RPC client with confirms loses no reply to its confirm coming late', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mqlite-rpc-'));
+    const broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const server = await listen(broker);
+    const rabbit = new Connection({ url: server.url, retryLow: 50, retryHigh: 200 });
+    try {
+      await rabbit.onConnect(15_000, true);
+      const queue = `mqlite-rmqc-rpc-fs-${randomBytes(4).toString('hex')}`;
+      const responder = rabbit.createConsumer(
+        { queue, queueOptions: { durable: false, exclusive: true } },
+        async (request, reply) => {
+          await reply(`pong ${String(request.body)}`);
+        },
+      );
+      await new Promise<void>((resolve) => responder.once('ready', () => resolve()));
+      const client = rabbit.createRPCClient({ confirm: true, timeout: 2_000 });
+      let replies = 0;
+      for (let i = 0; i < 20; i++) {
+        const reply = await client.send(queue, `${i}`).catch(() => undefined);
+        if (reply && String(reply.body) === `pong ${i}`) replies++;
+      }
+      expect(replies).toBe(20);
+      await client.close();
+      await responder.close();
+    } finally {
+      await rabbit.close();
+      await server.close();
+      await broker.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

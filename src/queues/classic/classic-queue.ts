@@ -214,12 +214,13 @@ export class ClassicQueue implements AsyncDisposable {
 
   /**
    * Enqueues a message already normalized (by a router, or a dead-lettered copy). Resolves as
-   * `publish` does.
+   * `publish` does. `enqueued` is called once the queue holds the message, before any consumer
+   * receives it (not when the queue refuses it).
    */
-  publishMessage(message: StoredMessage): Promise<void> {
+  publishMessage(message: StoredMessage, enqueued?: () => void): Promise<void> {
     try {
       this.#assertOpen();
-      return this.#accept(message);
+      return this.#accept(message, false, enqueued);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -381,10 +382,12 @@ export class ClassicQueue implements AsyncDisposable {
    * Enqueues a message on an open queue, now or once its level's store is open. `borrowed`: its
    * body is the publisher's (see `publish`), so a message that has to wait gets its own.
    */
-  #accept(message: StoredMessage, borrowed = false): Promise<void> {
+  #accept(message: StoredMessage, borrowed = false, enqueued?: () => void): Promise<void> {
     const prepared = this.store.prepare(message);
     const pending = this.#pendingEnqueue;
-    if (prepared === undefined && pending === undefined) return this.#enqueue(message, borrowed);
+    if (prepared === undefined && pending === undefined) {
+      return this.#enqueue(message, borrowed, enqueued);
+    }
     if (borrowed) message = ownBody(message);
     // Publishes behind one that waits for its level to open wait too: arrival order holds.
     const before =
@@ -392,20 +395,20 @@ export class ClassicQueue implements AsyncDisposable {
         ? Promise.all([prepared, pending])
         : (prepared ?? pending)!;
     let stored: Promise<void> = Promise.resolve();
-    const enqueued = before.then(() => {
+    const waited = before.then(() => {
       // The queue may have closed meanwhile.
       this.#assertOpen();
-      stored = this.#enqueue(message);
+      stored = this.#enqueue(message, false, enqueued);
     });
-    this.#pendingEnqueue = enqueued;
+    this.#pendingEnqueue = waited;
     const clear = () => {
-      if (this.#pendingEnqueue === enqueued) this.#pendingEnqueue = undefined;
+      if (this.#pendingEnqueue === waited) this.#pendingEnqueue = undefined;
     };
-    enqueued.then(clear, clear);
-    return enqueued.then(() => stored);
+    waited.then(clear, clear);
+    return waited.then(() => stored);
   }
 
-  #enqueue(message: StoredMessage, borrowed = false): Promise<void> {
+  #enqueue(message: StoredMessage, borrowed = false, enqueued?: () => void): Promise<void> {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
@@ -424,6 +427,7 @@ export class ClassicQueue implements AsyncDisposable {
     const ttl = this.#ttl.of(message);
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
+    enqueued?.();
     if (this.#consumers.length > 0) this.#dispatch();
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).

@@ -189,9 +189,10 @@ export class StreamQueue implements AsyncDisposable {
 
   /**
    * Appends a message already normalized (by a router that delivers one message to several
-   * queues). Resolves as `publish` does.
+   * queues). Resolves as `publish` does. `enqueued` is called once the stream holds the message,
+   * before any consumer receives it.
    */
-  publishMessage(message: StoredMessage): Promise<void> {
+  publishMessage(message: StoredMessage, enqueued?: () => void): Promise<void> {
     const log = this.#log;
     try {
       this.#open();
@@ -205,6 +206,7 @@ export class StreamQueue implements AsyncDisposable {
       const headers = message.properties.headers;
       this.#summaries.add(offset, headers);
       if (headers !== undefined) this.#indexedConsumers.published(offset, message);
+      enqueued?.();
     } catch (error) {
       return Promise.reject(error);
     }
