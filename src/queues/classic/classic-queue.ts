@@ -34,10 +34,12 @@ import {
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
 import type { ClassicQueueInit } from './classic-options.js';
+import { storeInconsistency } from './consistency.js';
 import { waitForOne } from './consume-one.js';
 import { admitConsumer } from './consumer-admission.js';
 import { ConsumerRotation } from './consumer-rotation.js';
 import type { DeathReason } from './dead-letter.js';
+import { runDeadLetterHops } from './dead-letter-hops.js';
 import { DeadLetterSender } from './dead-letter-sender.js';
 import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
@@ -177,6 +179,15 @@ export class ClassicQueue implements AsyncDisposable {
       consumers: this.#consumers.length,
       browsers: this.#browsers,
     };
+  }
+
+  /**
+   * @internal Throws when the queue's bookkeeping contradicts itself (a negative count, a ready
+   * count its messages do not add up to): the invariant tests check after every step.
+   */
+  assertConsistent(): void {
+    const wrong = storeInconsistency(this.store);
+    if (wrong !== undefined) throw new Error(`queue '${this.name}' is inconsistent: ${wrong}`);
   }
 
   /** Whether the queue was closed or deleted. */
@@ -405,7 +416,10 @@ export class ClassicQueue implements AsyncDisposable {
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
-        if (dlx) void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
+        if (dlx) {
+          void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
+          runDeadLetterHops();
+        }
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -416,7 +430,10 @@ export class ClassicQueue implements AsyncDisposable {
     const ttl = this.#ttl.of(message);
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
-    if (this.#consumers.length > 0) this.#dispatch();
+    // Nothing else ready: it goes to a consumer with room at once, even while requeued messages
+    // wait for their macrotask (none is ready now), as RabbitMQ hands an empty queue's arrival
+    // straight to a consumer, before any length limit applies.
+    if (this.#consumers.length > 0) this.#dispatch(store.readyCount === 1);
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
     if (hasLengthLimit(this.#limits)) this.#dropHeads();
@@ -512,17 +529,22 @@ export class ClassicQueue implements AsyncDisposable {
     return this.#rotation.next();
   }
 
-  /** Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop. */
-  #dispatch(): void {
-    if (this.#dispatching || this.#dispatchDeferred || this.#closed) return;
+  /**
+   * Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop.
+   * `arrival`: the only ready message just arrived, so no requeue's deferral holds it back.
+   */
+  #dispatch(arrival = false): void {
+    if (this.#dispatching || (this.#dispatchDeferred && !arrival) || this.#closed) return;
     this.#dispatching = true;
     try {
       if (this.#ttl.pending) this.#ttl.expireDue();
       const store = this.store;
-      while (store.readyCount > 0 && !this.#dispatchDeferred) {
+      // The arrival goes out alone: what a delivery requeues waits for the deferral.
+      for (let first = arrival; store.readyCount > 0 && (first || !this.#dispatchDeferred); ) {
         const consumer = this.#pickConsumer();
         if (consumer === undefined) break;
         this.#deliver(consumer, store.shift());
+        first = false;
       }
     } finally {
       this.#dispatching = false;
@@ -635,6 +657,8 @@ export class ClassicQueue implements AsyncDisposable {
   /**
    * Dead-letters a stored message and settles (`inFlight`) or removes it. Its record is deleted
    * once the dead-letter copy is stored: a crash in between keeps it here rather than lose it.
+   * The copy's hop runs only once this queue is done with the message: a loop of queues that
+   * brings a dead letter back here finds it gone, not still ready.
    */
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
@@ -645,6 +669,7 @@ export class ClassicQueue implements AsyncDisposable {
     } finally {
       store.deletionsAfter = undefined;
     }
+    runDeadLetterHops();
   }
 
   /** Reports an error nobody awaits through `onError` and `mqlite:error`. */
