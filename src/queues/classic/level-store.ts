@@ -349,6 +349,12 @@ export class LevelStore implements ReadyStore {
     return purged;
   }
 
+  rank(handle: number): number {
+    // Higher levels go first; within a level, offsets are arrival order.
+    const level = Math.floor(handle / LEVEL_SPAN);
+    return (this.#options.maxLevel - level) * LEVEL_SPAN + (handle - level * LEVEL_SPAN);
+  }
+
   isReady(handle: number): boolean {
     const level = Math.floor(handle / LEVEL_SPAN);
     const lvl = this.#levels[level];

@@ -240,6 +240,11 @@ export class ConflatingStore implements ReadyStore {
     return purged;
   }
 
+  /** Handles are offsets in the log, which is queue order (a requeue keeps its place). */
+  rank(handle: number): number {
+    return handle;
+  }
+
   isReady(handle: number): boolean {
     return (this.#table.flags(handle) & READY) !== 0;
   }
