@@ -102,8 +102,11 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #ttl: MessageTtl;
   readonly #expires: QueueExpiry;
   #dispatching = false;
-  /** A `#dropHeads` is due at the end of the current run of requeues. */
-  #dropPending = false;
+  /**
+   * Messages requeued in this synchronous run of requeues into a queue whose limit drops heads:
+   * at its end the limit applies, then their TTL (`#endRequeueRun`).
+   */
+  readonly #requeueRun: number[] = [];
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
@@ -260,6 +263,7 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       this.#assertOpen();
       this.#touch();
+      this.#endRequeueRun();
       this.#ttl.expireDue();
       const handle = this.store.shift();
       if (handle === NO_HANDLE) return Promise.resolve(null);
@@ -462,15 +466,20 @@ export class ClassicQueue implements AsyncDisposable {
     this.#tickNow = Number.NaN;
   };
 
-  /** `#dropHeads` at the end of this synchronous run of requeues. */
-  #dropHeadsSoon(): void {
-    if (this.#dropPending) return;
-    this.#dropPending = true;
-    queueMicrotask(() => {
-      this.#dropPending = false;
-      if (!this.#closed) this.#dropHeads();
-    });
-  }
+  /**
+   * The end of a run of requeues (a multiple nack, a closing consumer): drop-head drops once
+   * every message returned together is back, then those of them still here that expired go, as
+   * RabbitMQ applies the length limit before the TTL. Runs in a microtask, or sooner when a
+   * `get` comes first.
+   */
+  readonly #endRequeueRun = (): void => {
+    const run = this.#requeueRun;
+    if (run.length === 0) return;
+    const handles = run.splice(0);
+    if (this.#closed) return;
+    this.#dropHeads();
+    for (const handle of handles) if (this.store.isReady(handle)) this.#ttl.requeued(handle);
+  };
 
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
@@ -597,11 +606,12 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     this.#deliveries.set(handle, deliveries);
-    // A requeued message counts against the length limit: drop-head drops once every message
-    // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
-    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits))
-      this.#dropHeadsSoon();
-    this.#ttl.requeued(handle);
+    // A requeued message counts against the length limit, which applies before its TTL.
+    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits)) {
+      if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRun);
+    } else {
+      this.#ttl.requeued(handle);
+    }
     this.#deferDispatch();
   }
 
