@@ -481,6 +481,15 @@ export class ClassicQueue implements AsyncDisposable {
     for (const handle of handles) if (this.store.isReady(handle)) this.#ttl.requeued(handle);
   };
 
+  /** `#endRequeueRun` from a microtask, where nobody awaits what it throws. */
+  readonly #endRequeueRunSoon = (): void => {
+    try {
+      this.#endRequeueRun();
+    } catch (error) {
+      this.reportError(error, 'dispatch');
+    }
+  };
+
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
     for (;;) {
@@ -608,7 +617,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit, which applies before its TTL.
     if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits)) {
-      if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRun);
+      if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRunSoon);
     } else {
       this.#ttl.requeued(handle);
     }
