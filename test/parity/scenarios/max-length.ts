@@ -224,4 +224,20 @@ export const maxLengthScenarios: Scenario[] = [
       }
     },
   },
+  {
+    name: 'a message published right after a requeue to an empty queue goes to the consumer with room, whatever the limit',
+    async run(_session, ctx) {
+      const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 0 });
+      const consumer = await recorder(q, { prefetch: 1 }, () => undefined);
+      await q.publish('m1');
+      await consumer.waitFor(1);
+      await consumer.received[0]!.nack(true);
+      await q.publish('m2');
+      await consumer.waitFor(2, 'm2 delivered to the consumer');
+      expect(consumer.bodies()).toEqual(['m1', 'm2']);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', 'maxlen']]);
+      await consumer.received[1]!.ack();
+      await consumer.cancel();
+    },
+  },
 ];

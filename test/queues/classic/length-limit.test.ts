@@ -101,6 +101,22 @@ describe.each(STORAGE_KINDS)('length limits on %s storage', (kind) => {
     expect(await drain(q)).toEqual(['kept']);
   });
 
+  it('a message published right after a requeue goes to the consumer with room, not past a limit of 0', async () => {
+    const dlq = await queues.fifo('dlq');
+    const q = await queues.fifo('q', { arguments: { ...toDlq, 'x-max-length': 0 } });
+    const held: Message[] = [];
+    await q.subscribe({ prefetch: 1, manualAck: true }, (m) => {
+      held.push(m);
+    });
+    await q.publish('m1');
+    await held[0]!.nack(true);
+    await q.publish('m2');
+    expect(held.map((m) => m.bodyString())).toEqual(['m1', 'm2']);
+    await settle();
+    expect(deathReasons([(await dlq.get())!])).toEqual(['maxlen']);
+    expect(await dlq.get()).toBeNull();
+  });
+
   describe('an expired message requeued into a full queue is dropped by the limit, not by its TTL', () => {
     for (const [limit, reason] of [
       ['x-max-length', 'maxlen'],
