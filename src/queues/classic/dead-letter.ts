@@ -17,8 +17,10 @@ export type DeathReason = DeadLetterReason;
 /**
  * Where a queue sends its dead messages. `message.exchange` and `message.routingKey` are the
  * dead-letter exchange and routing key to route by; the owner (the Broker) routes it like a
- * publish and drops it silently when nothing matches, as brokers do. Called synchronously; a
- * returned promise is not awaited by the queue (a failure is reported through `onError`).
+ * publish and drops it silently when nothing matches, as brokers do. Called from a dead-letter
+ * hop (`dead-letter-hops.ts`) once the dying queue is done with the message, never inside
+ * another queue's update; a returned promise is not awaited by the queue (a failure is reported
+ * through `onError`), but the message's record is deleted only once it resolves.
  */
 export type DeadLetterRouter = (message: StoredMessage) => void | Promise<void>;
 
