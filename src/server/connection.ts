@@ -47,6 +47,11 @@ export const HEARTBEAT_SECONDS = 60;
  */
 const BACKLOG_HIGH = 1024;
 const BACKLOG_LOW = 256;
+/**
+ * How long the socket stays open after close-ok for the peer to close it, at most: RabbitMQ's
+ * closing timeout (or the heartbeat interval, when shorter).
+ */
+const CLOSING_TIMEOUT_MS = 30_000;
 // No `connection.blocked` is sent while the socket is not read: this is flow control, like
 // RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a resource
 // alarm, and amqp-client rejects every publish while blocked.
@@ -111,6 +116,10 @@ export class AmqpConnection implements ChannelHost {
   readonly #done = new Promise<void>((resolve) => {
     this.#resolveDone = resolve;
   });
+  #resolveSocketClosed!: () => void;
+  readonly #socketClosed = new Promise<void>((resolve) => {
+    this.#resolveSocketClosed = resolve;
+  });
 
   constructor(socket: Socket, options: ConnectionOptions) {
     this.#socket = socket;
@@ -126,7 +135,12 @@ export class AmqpConnection implements ChannelHost {
       for (const channel of this.#channels.values()) channel.setWritable();
     });
     socket.on('error', () => {});
-    socket.on('close', () => void this.end());
+    socket.on('close', () => {
+      // The linger after close-ok (if any) is over.
+      this.#heartbeats.stop();
+      this.#resolveSocketClosed();
+      void this.end();
+    });
     this.#heartbeats.deadline(() => {
       if (this.#state !== 'running' && this.#state !== 'ended') this.#destroy();
     }, options.handshakeTimeout);
@@ -185,7 +199,8 @@ export class AmqpConnection implements ChannelHost {
 
   /**
    * Closes the connection from the server's side (320 when the server stops): connection.close,
-   * then the end once the client's close-ok came (or it did not in time).
+   * then the end once the client's close-ok came (or it did not in time). A connection past its
+   * close-ok, waiting for the peer to close its socket, is dropped at once.
    */
   close(replyCode: number, detail: string): Promise<void> {
     if (this.#state === 'running') {
@@ -349,7 +364,7 @@ export class AmqpConnection implements ChannelHost {
   #onConnectionMethod(method: Method): void {
     const { classId } = method.def;
     if (this.#state === 'closing') {
-      if (method.name === 'connection.close-ok') this.#destroy();
+      if (method.name === 'connection.close-ok') this.#closed(true);
       else if (method.name === 'connection.close') this.#send(0, 'connection.close-ok', {});
       return;
     }
@@ -398,9 +413,7 @@ export class AmqpConnection implements ChannelHost {
       }
       case 'connection.close':
         this.#send(0, 'connection.close-ok', {});
-        this.#output.flush();
-        this.#state = 'closing';
-        this.#destroy();
+        this.#closed(false);
         return;
       case 'connection.close-ok':
         return;
@@ -458,12 +471,35 @@ export class AmqpConnection implements ChannelHost {
     });
   }
 
+  /** Drops the peer without a close (gone silent, too slow, or the server stops). */
   #destroy(): void {
-    this.#output.flush();
     this.#setEnded();
-    this.#socket.end();
-    this.#socket.destroySoon();
+    this.#socket.destroy();
     void this.end();
+  }
+
+  /**
+   * close-ok was exchanged: the connection ends, but its socket is still read, and what arrives
+   * dropped, until the peer closes it (RabbitMQ does the same). Closing a socket with bytes
+   * unread resets the connection: the peer, still writing what it queued before its close,
+   * would fail with ECONNRESET or EPIPE and could lose the close-ok. The server's side closes at
+   * once after the close-ok the peer sent (nothing follows it); after the one the server sent,
+   * the peer closes first. A peer that does not close in time is dropped.
+   */
+  #closed(closeOkReceived: boolean): void {
+    this.#output.flush();
+    if (closeOkReceived) this.#socket.end();
+    // Releasing stops the heartbeats: the timer is the linger's from here.
+    void this.end();
+    if (this.#readPaused) {
+      this.#readPaused = false;
+      this.#socket.resume();
+    }
+    const heartbeat = this.#heartbeatMs;
+    this.#heartbeats.deadline(
+      () => this.#socket.destroy(),
+      heartbeat > 0 && heartbeat < CLOSING_TIMEOUT_MS ? heartbeat : CLOSING_TIMEOUT_MS,
+    );
   }
 
   #setEnded(): void {
@@ -471,14 +507,15 @@ export class AmqpConnection implements ChannelHost {
     this.#output.close();
   }
 
+  /** Releases the channels and the session; the end comes once the socket is closed too. */
   async #release(): Promise<void> {
     this.#setEnded();
     this.#heartbeats.stop();
-    if (!this.#socket.destroyed) this.#socket.destroy();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) await channel.teardown();
     await this.#opened?.session.close().catch(() => {});
+    await this.#socketClosed;
     this.#options.onEnd(this);
     this.#report('closed');
     this.#resolveDone();
