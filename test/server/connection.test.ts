@@ -67,7 +67,16 @@ describe('heartbeats', () => {
 });
 
 describe('after close-ok', () => {
-  const heartbeat = Buffer.from([8, 0, 0, 0, 0, 0, 0, 0xce]);
+  /** Closes from the client's side and waits for close-ok; the client keeps its socket open. */
+  async function closeFromClient(client: RawClient): Promise<void> {
+    client.sendMethod(0, 'connection.close', {
+      replyCode: 200,
+      replyText: 'bye',
+      classId: 0,
+      methodId: 0,
+    });
+    await client.method('connection.close-ok', 0);
+  }
 
   test.each([
     ['30 s without heartbeats', 0, 30_000],
@@ -79,16 +88,9 @@ describe('after close-ok', () => {
       await using broker = await Broker.open();
       await using server = await listen(broker, { clock, heartbeat: 60 });
       const client = await RawClient.open(server.port, { heartbeat: seconds });
-      client.sendMethod(0, 'connection.close', {
-        replyCode: 200,
-        replyText: 'bye',
-        classId: 0,
-        methodId: 0,
-      });
-      await client.method('connection.close-ok', 0);
-      // What the client still sends is read and dropped: no reset, no reply.
-      for (let i = 0; i < 100; i++) client.send(heartbeat);
-      await client.openChannel(1).catch(() => {});
+      await closeFromClient(client);
+      // What the client still sends is read and dropped.
+      for (let i = 0; i < 100; i++) client.send(Buffer.from([8, 0, 0, 0, 0, 0, 0, 0xce]));
       clock.advance(lingerMs - 1);
       expect(client.closed).toBe(false);
       expect(server.connections).toBe(1);
@@ -99,17 +101,10 @@ describe('after close-ok', () => {
   );
 
   test('the server closing drops a connection past its close-ok at once', async () => {
-    const clock = new ManualClock();
     await using broker = await Broker.open();
-    const server = await listen(broker, { clock });
+    const server = await listen(broker, { clock: new ManualClock() });
     const client = await RawClient.open(server.port);
-    client.sendMethod(0, 'connection.close', {
-      replyCode: 200,
-      replyText: 'bye',
-      classId: 0,
-      methodId: 0,
-    });
-    await client.method('connection.close-ok', 0);
+    await closeFromClient(client);
     await server.close();
     await client.waitClosed();
     expect(server.connections).toBe(0);
