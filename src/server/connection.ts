@@ -11,7 +11,7 @@ import type { BrokerSession } from '../broker/session.js';
 import type { Clock } from '../clock.js';
 import { AmqpChannel } from './channel.js';
 import type { ChannelHost } from './channel-host.js';
-import { AmqpException } from './errors.js';
+import { AmqpException, internalError } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import {
   CONNECTION_START,
@@ -131,9 +131,14 @@ export class AmqpConnection implements ChannelHost {
     this.#heartbeats = new Heartbeats(options.clock);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
-    this.#output = new ConnectionOutput(socket, this.#heartbeats, () => {
-      for (const channel of this.#channels.values()) channel.setWritable();
-    });
+    this.#output = new ConnectionOutput(
+      socket,
+      this.#heartbeats,
+      () => {
+        for (const channel of this.#channels.values()) channel.setWritable();
+      },
+      (error) => this.fail(internalError('a frame could not be encoded', error), 0, 0),
+    );
     socket.on('error', () => {});
     socket.on('close', () => {
       // The linger after close-ok (if any) is over.
@@ -218,11 +223,16 @@ export class AmqpConnection implements ChannelHost {
   }
 
   output(): Writer | undefined {
-    return this.#output.writer();
+    // After connection.close, only the close handshake goes out (deliveries racing it do not).
+    return this.#state === 'closing' ? undefined : this.#output.writer();
   }
 
   appended(): void {
     this.#output.appended();
+  }
+
+  outputFailed(error: unknown): void {
+    this.#output.failed(error);
   }
 
   #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {

@@ -1,7 +1,8 @@
 /**
  * AMQP exceptions as the server raises them: a channel exception closes one channel (403, 404,
  * 405, 406), a connection exception the whole connection (501-505, 530, 540, 541). Errors of the
- * broker map by their `replyCode`; a malformed argument is 406 as RabbitMQ answers it.
+ * broker map by their `replyCode`; any other error is a failure of the server itself, 541
+ * INTERNAL_ERROR closing the connection, as RabbitMQ answers an internal error.
  */
 import { MqliteError } from '../errors.js';
 
@@ -57,10 +58,15 @@ export function toAmqpException(error: unknown): AmqpException {
     const detail = error.message.replace(/^[A-Z_]+ - /, '');
     return new AmqpException(error.replyCode, detail);
   }
-  if (error instanceof TypeError || error instanceof RangeError) {
-    return new AmqpException(406, error.message);
-  }
   return new AmqpException(541, error instanceof Error ? error.message : String(error));
+}
+
+/** 541 INTERNAL_ERROR for an error that is no client's doing: `what` failed, and why. */
+export function internalError(what: string, error: unknown): AmqpException {
+  return new AmqpException(
+    541,
+    `${what}: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function truncate(text: string): string {
