@@ -14,8 +14,17 @@ import type { ChannelHost } from './channel-host.js';
 import { AmqpException, internalError } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import {
+  type ConnectionState,
+  checkConnectionMethod,
+  checkHeartbeat,
+  decodeMethod,
+  isHandshaking,
+  unexpectedFrame,
+} from './frame-rules.js';
+import {
   CONNECTION_START,
   HANDSHAKE_FRAME_MAX,
+  hasCapability,
   login,
   PROTOCOL_HEADER,
   tuning,
@@ -25,19 +34,19 @@ import type { Limits } from './limits.js';
 import { ConnectionOutput } from './output.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
-import { Reader, WireSyntaxError, type Writer } from './wire/bytes.js';
+import { WireSyntaxError, type Writer } from './wire/bytes.js';
 import { FrameError, FrameParser } from './wire/frames.js';
 import {
   FRAME_BODY,
   FRAME_HEADER,
   FRAME_HEARTBEAT,
+  FRAME_METHOD,
   isBasicAck,
   type OutArgs,
-  readArgs,
   writeHeartbeat,
   writeMethod,
 } from './wire/methods.js';
-import { classExists, type Method, type MethodName, methodById } from './wire/spec.js';
+import { type Method, type MethodName, methodById } from './wire/spec.js';
 
 /** Heartbeat proposed in connection.tune by default, seconds (RabbitMQ's). */
 export const HEARTBEAT_SECONDS = 60;
@@ -47,11 +56,6 @@ export const HEARTBEAT_SECONDS = 60;
  */
 const BACKLOG_HIGH = 1024;
 const BACKLOG_LOW = 256;
-/**
- * How long the socket stays open after close-ok for the peer to close it, at most: RabbitMQ's
- * closing timeout (or the heartbeat interval, when shorter).
- */
-const CLOSING_TIMEOUT_MS = 30_000;
 // No `connection.blocked` is sent while the socket is not read: this is flow control, like
 // RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a resource
 // alarm, and amqp-client rejects every publish while blocked.
@@ -86,7 +90,7 @@ export interface OpenedVhost {
   readonly permissions: Permissions;
 }
 
-type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' | 'ended';
+type State = ConnectionState;
 
 export class AmqpConnection implements ChannelHost {
   readonly replies: ReplyAddresses;
@@ -94,6 +98,8 @@ export class AmqpConnection implements ChannelHost {
   vhost: string | undefined;
   frameMax = HANDSHAKE_FRAME_MAX;
   cancelNotify = false;
+  /** The client announced `authentication_failure_close`: a refused login is told, not silent. */
+  #authFailureClose = false;
   readonly #socket: Socket;
   readonly #options: ConnectionOptions;
   #state: State = 'header';
@@ -242,6 +248,16 @@ export class AmqpConnection implements ChannelHost {
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
     this.#closeReason = error.replyText;
+    if (isHandshaking(this.#state)) {
+      // Before tune-ok, RabbitMQ sends no connection.close: it waits, then closes the socket.
+      // Only a refused login is told, to a client that announced authentication_failure_close.
+      if (error.replyCode !== 403 || !this.#authFailureClose) {
+        this.#setEnded();
+        this.#heartbeats.silentClose(() => this.#destroy());
+        return;
+      }
+      classId = methodId = 0;
+    }
     this.#send(0, 'connection.close', {
       replyCode: error.replyCode,
       replyText: error.replyText,
@@ -296,24 +312,31 @@ export class AmqpConnection implements ChannelHost {
     try {
       this.#parser.push(chunk, (type, channel, payload) => this.#onFrame(type, channel, payload));
     } catch (error) {
-      if (error instanceof FrameError) this.fail(new AmqpException(501, error.message), 0, 0);
-      else if (error instanceof WireSyntaxError) {
-        this.fail(new AmqpException(502, error.message), 0, 0);
+      if (error instanceof FrameError || error instanceof WireSyntaxError) {
+        this.fail(new AmqpException(501, error.message), 0, 0);
       } else if (error instanceof AmqpException) this.fail(error, 0, 0);
-      else this.fail(new AmqpException(541, String(error)), 0, 0);
+      else this.fail(internalError('the frame failed', error), 0, 0);
     }
   }
 
   #onFrame(type: number, channelId: number, payload: Buffer): boolean {
     if (this.#state === 'ended') return false;
     if (type === FRAME_HEARTBEAT) {
-      if (channelId !== 0) throw new FrameError('heartbeat frame on a channel other than 0');
+      checkHeartbeat(type, channelId, payload);
       return true;
     }
+    if (this.#state === 'closing') {
+      // After connection.close only close and close-ok count (AMQP 0-9-1 §4.2.8).
+      if (type === FRAME_METHOD && channelId === 0 && payload.length >= 4) {
+        this.#onClosingMethod(payload.readUInt16BE(0), payload.readUInt16BE(2));
+      }
+      return (this.#state as State) !== 'ended';
+    }
+    if (channelId !== 0 && this.#state !== 'running') throw unexpectedFrame(type, payload);
     if (type === FRAME_HEADER || type === FRAME_BODY) {
-      if (this.#state === 'closing') return true;
+      if (channelId === 0) throw unexpectedFrame(type, payload);
       const channel = this.#channels.get(channelId);
-      if (!channel || this.#state !== 'running') {
+      if (!channel) {
         throw new AmqpException(504, `content frame on channel ${channelId}, which is not open`);
       }
       this.#guarded(60, 40, () =>
@@ -336,30 +359,23 @@ export class AmqpConnection implements ChannelHost {
         return (this.#state as State) !== 'ended';
       }
     }
-    const r = new Reader(payload);
-    const classId = r.u16();
-    const methodId = r.u16();
-    const def = methodById(classId, methodId);
-    if (!def) {
-      if (this.#state === 'closing') return true;
-      throw new AmqpException(
-        540,
-        classExists(classId)
-          ? `unknown method ${methodId} of class ${classId}`
-          : `unknown class ${classId}`,
-      );
+    const { classId, methodId, method, error } = decodeMethod(type, payload);
+    if (!method) {
+      this.fail(error!, classId, methodId);
+      return (this.#state as State) !== 'ended';
     }
-    try {
-      const method = readArgs(r, def);
+    this.#guarded(classId, methodId, () => {
       if (channelId === 0) this.#onConnectionMethod(method);
       else this.#onChannelMethod(channelId, method);
-    } catch (error) {
-      if (error instanceof WireSyntaxError)
-        this.fail(new AmqpException(502, error.message), classId, methodId);
-      else if (error instanceof AmqpException) this.fail(error, classId, methodId);
-      else throw error;
-    }
+    });
     return (this.#state as State) !== 'ended';
+  }
+
+  /** While the server's connection.close waits for its close-ok, only close and close-ok count. */
+  #onClosingMethod(classId: number, methodId: number): void {
+    const name = methodById(classId, methodId)?.name;
+    if (name === 'connection.close-ok') this.#closed(true);
+    else if (name === 'connection.close') this.#send(0, 'connection.close-ok', {});
   }
 
   #guarded(classId: number, methodId: number, run: () => void): void {
@@ -372,24 +388,10 @@ export class AmqpConnection implements ChannelHost {
   }
 
   #onConnectionMethod(method: Method): void {
-    const { classId } = method.def;
-    if (this.#state === 'closing') {
-      if (method.name === 'connection.close-ok') this.#closed(true);
-      else if (method.name === 'connection.close') this.#send(0, 'connection.close-ok', {});
-      return;
-    }
-    if (classId !== 10) {
-      throw new AmqpException(
-        503,
-        `expected a connection method on channel 0, got '${method.name}'`,
-      );
-    }
-    const expected = this.#state === 'running' ? undefined : `connection.${this.#state}`;
-    if (expected && method.name !== expected && method.name !== 'connection.close') {
-      throw new AmqpException(503, `expected '${expected}', got '${method.name}'`);
-    }
+    checkConnectionMethod(this.#state, method);
     switch (method.name) {
       case 'connection.start-ok': {
+        this.#authFailureClose = hasCapability(method.args, 'authentication_failure_close');
         const { user, cancelNotify } = login(method.args, this.#options.authenticate);
         this.cancelNotify = cancelNotify;
         this.user = user;
@@ -440,10 +442,6 @@ export class AmqpConnection implements ChannelHost {
   }
 
   #onChannelMethod(channelId: number, method: Method): void {
-    if (this.#state === 'closing') return;
-    if (this.#state !== 'running') {
-      throw new AmqpException(503, `'${method.name}' before the connection is open`);
-    }
     if (method.def.classId === 10) {
       throw new AmqpException(503, `connection method '${method.name}' on channel ${channelId}`);
     }
@@ -505,11 +503,7 @@ export class AmqpConnection implements ChannelHost {
       this.#readPaused = false;
       this.#socket.resume();
     }
-    const heartbeat = this.#heartbeatMs;
-    this.#heartbeats.deadline(
-      () => this.#socket.destroy(),
-      heartbeat > 0 && heartbeat < CLOSING_TIMEOUT_MS ? heartbeat : CLOSING_TIMEOUT_MS,
-    );
+    this.#heartbeats.linger(this.#heartbeatMs, () => this.#socket.destroy());
   }
 
   #setEnded(): void {
