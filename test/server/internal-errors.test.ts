@@ -100,6 +100,13 @@ describe('an error inside the broker', () => {
     },
   );
 
+  test('a consume the broker fails with a RangeError closes the connection with 541', async () => {
+    await using s = await served();
+    s.jobs.subscribe = (() => Promise.reject(overflow())) as typeof s.jobs.subscribe;
+    consume(s.client);
+    await expectInternalError(s.client, 60, 20);
+  });
+
   test('a requeue the broker fails with a RangeError closes the connection with 541', async () => {
     await using s = await served();
     await s.jobs.publish('one');
