@@ -90,8 +90,6 @@ export interface OpenedVhost {
   readonly permissions: Permissions;
 }
 
-type State = ConnectionState;
-
 export class AmqpConnection implements ChannelHost {
   readonly replies: ReplyAddresses;
   user = '';
@@ -102,7 +100,7 @@ export class AmqpConnection implements ChannelHost {
   #authFailureClose = false;
   readonly #socket: Socket;
   readonly #options: ConnectionOptions;
-  #state: State = 'header';
+  #state: ConnectionState = 'header';
   #header = Buffer.alloc(0);
   readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
   readonly #channels = new Map<number, AmqpChannel>();
@@ -330,7 +328,7 @@ export class AmqpConnection implements ChannelHost {
       if (type === FRAME_METHOD && channelId === 0 && payload.length >= 4) {
         this.#onClosingMethod(payload.readUInt16BE(0), payload.readUInt16BE(2));
       }
-      return (this.#state as State) !== 'ended';
+      return (this.#state as ConnectionState) !== 'ended';
     }
     if (channelId !== 0 && this.#state !== 'running') throw unexpectedFrame(type, payload);
     if (type === FRAME_HEADER || type === FRAME_BODY) {
@@ -342,7 +340,7 @@ export class AmqpConnection implements ChannelHost {
       this.#guarded(60, 40, () =>
         type === FRAME_HEADER ? channel.onHeader(payload) : channel.onBody(payload),
       );
-      return (this.#state as State) !== 'ended';
+      return (this.#state as ConnectionState) !== 'ended';
     }
     if (isBasicAck(payload) && channelId !== 0 && this.#state === 'running') {
       const channel = this.#channels.get(channelId);
@@ -356,19 +354,19 @@ export class AmqpConnection implements ChannelHost {
           if (error instanceof AmqpException) this.fail(error, 60, 80);
           else throw error;
         }
-        return (this.#state as State) !== 'ended';
+        return (this.#state as ConnectionState) !== 'ended';
       }
     }
     const { classId, methodId, method, error } = decodeMethod(type, payload);
     if (!method) {
       this.fail(error!, classId, methodId);
-      return (this.#state as State) !== 'ended';
+      return (this.#state as ConnectionState) !== 'ended';
     }
     this.#guarded(classId, methodId, () => {
       if (channelId === 0) this.#onConnectionMethod(method);
       else this.#onChannelMethod(channelId, method);
     });
-    return (this.#state as State) !== 'ended';
+    return (this.#state as ConnectionState) !== 'ended';
   }
 
   /** While the server's connection.close waits for its close-ok, only close and close-ok count. */
