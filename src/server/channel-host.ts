@@ -42,6 +42,11 @@ export interface ChannelHost {
   output(): Writer | undefined;
   /** Frames were appended to `output()`: they go out by the end of the turn. */
   appended(): void;
+  /**
+   * Appending to `output()` threw part-way: what was appended since is dropped (no partial frame
+   * goes out) and the connection closes with 541 INTERNAL_ERROR.
+   */
+  outputFailed(error: unknown): void;
   /** Raises a connection exception. */
   fail(error: AmqpException, classId: number, methodId: number): void;
   /**

@@ -12,11 +12,20 @@ import type { Clock } from '../clock.js';
 import { AmqpChannel } from './channel.js';
 import type { ChannelHost } from './channel-host.js';
 import { DueConfirms } from './confirms.js';
-import { AmqpException } from './errors.js';
+import { AmqpException, internalError } from './errors.js';
 import type { ConnectionEvent } from './events.js';
+import {
+  type ConnectionState,
+  checkConnectionMethod,
+  checkHeartbeat,
+  decodeMethod,
+  isHandshaking,
+  unexpectedFrame,
+} from './frame-rules.js';
 import {
   CONNECTION_START,
   HANDSHAKE_FRAME_MAX,
+  hasCapability,
   login,
   PROTOCOL_HEADER,
   tuning,
@@ -26,19 +35,19 @@ import type { Limits } from './limits.js';
 import { ConnectionOutput } from './output.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
-import { Reader, WireSyntaxError, type Writer } from './wire/bytes.js';
+import { WireSyntaxError, type Writer } from './wire/bytes.js';
 import { FrameError, FrameParser } from './wire/frames.js';
 import {
   FRAME_BODY,
   FRAME_HEADER,
   FRAME_HEARTBEAT,
+  FRAME_METHOD,
   isBasicAck,
   type OutArgs,
-  readArgs,
   writeHeartbeat,
   writeMethod,
 } from './wire/methods.js';
-import { classExists, type Method, type MethodName, methodById } from './wire/spec.js';
+import { type Method, type MethodName, methodById } from './wire/spec.js';
 
 /** Heartbeat proposed in connection.tune by default, seconds (RabbitMQ's). */
 export const HEARTBEAT_SECONDS = 60;
@@ -82,8 +91,6 @@ export interface OpenedVhost {
   readonly permissions: Permissions;
 }
 
-type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'running' | 'closing' | 'ended';
-
 export class AmqpConnection implements ChannelHost {
   readonly replies: ReplyAddresses;
   readonly dueConfirms = new DueConfirms();
@@ -91,9 +98,11 @@ export class AmqpConnection implements ChannelHost {
   vhost: string | undefined;
   frameMax = HANDSHAKE_FRAME_MAX;
   cancelNotify = false;
+  /** The client announced `authentication_failure_close`: a refused login is told, not silent. */
+  #authFailureClose = false;
   readonly #socket: Socket;
   readonly #options: ConnectionOptions;
-  #state: State = 'header';
+  #state: ConnectionState = 'header';
   #header = Buffer.alloc(0);
   readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
   readonly #channels = new Map<number, AmqpChannel>();
@@ -113,6 +122,10 @@ export class AmqpConnection implements ChannelHost {
   readonly #done = new Promise<void>((resolve) => {
     this.#resolveDone = resolve;
   });
+  #resolveSocketClosed!: () => void;
+  readonly #socketClosed = new Promise<void>((resolve) => {
+    this.#resolveSocketClosed = resolve;
+  });
 
   constructor(socket: Socket, options: ConnectionOptions) {
     this.#socket = socket;
@@ -124,11 +137,21 @@ export class AmqpConnection implements ChannelHost {
     this.#heartbeats = new Heartbeats(options.clock);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
-    this.#output = new ConnectionOutput(socket, this.#heartbeats, () => {
-      for (const channel of this.#channels.values()) channel.setWritable();
-    });
+    this.#output = new ConnectionOutput(
+      socket,
+      this.#heartbeats,
+      () => {
+        for (const channel of this.#channels.values()) channel.setWritable();
+      },
+      (error) => this.fail(internalError('a frame could not be encoded', error), 0, 0),
+    );
     socket.on('error', () => {});
-    socket.on('close', () => void this.end());
+    socket.on('close', () => {
+      // The linger after close-ok (if any) is over.
+      this.#heartbeats.stop();
+      this.#resolveSocketClosed();
+      void this.end();
+    });
     this.#heartbeats.deadline(() => {
       if (this.#state !== 'running' && this.#state !== 'ended') this.#destroy();
     }, options.handshakeTimeout);
@@ -187,7 +210,8 @@ export class AmqpConnection implements ChannelHost {
 
   /**
    * Closes the connection from the server's side (320 when the server stops): connection.close,
-   * then the end once the client's close-ok came (or it did not in time).
+   * then the end once the client's close-ok came (or it did not in time). A connection past its
+   * close-ok, waiting for the peer to close its socket, is dropped at once.
    */
   close(replyCode: number, detail: string): Promise<void> {
     if (this.#state === 'running') {
@@ -205,11 +229,16 @@ export class AmqpConnection implements ChannelHost {
   }
 
   output(): Writer | undefined {
-    return this.#output.writer();
+    // After connection.close, only the close handshake goes out (deliveries racing it do not).
+    return this.#state === 'closing' ? undefined : this.#output.writer();
   }
 
   appended(): void {
     this.#output.appended();
+  }
+
+  outputFailed(error: unknown): void {
+    this.#output.failed(error);
   }
 
   #send<N extends MethodName>(channel: number, name: N, args: OutArgs<N>): void {
@@ -219,6 +248,16 @@ export class AmqpConnection implements ChannelHost {
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
     this.#closeReason = error.replyText;
+    if (isHandshaking(this.#state)) {
+      // Before tune-ok, RabbitMQ sends no connection.close: it waits, then closes the socket.
+      // Only a refused login is told, to a client that announced authentication_failure_close.
+      if (error.replyCode !== 403 || !this.#authFailureClose) {
+        this.#setEnded();
+        this.#heartbeats.silentClose(() => this.#destroy());
+        return;
+      }
+      classId = methodId = 0;
+    }
     this.#send(0, 'connection.close', {
       replyCode: error.replyCode,
       replyText: error.replyText,
@@ -273,30 +312,37 @@ export class AmqpConnection implements ChannelHost {
     try {
       this.#parser.push(chunk, (type, channel, payload) => this.#onFrame(type, channel, payload));
     } catch (error) {
-      if (error instanceof FrameError) this.fail(new AmqpException(501, error.message), 0, 0);
-      else if (error instanceof WireSyntaxError) {
-        this.fail(new AmqpException(502, error.message), 0, 0);
+      if (error instanceof FrameError || error instanceof WireSyntaxError) {
+        this.fail(new AmqpException(501, error.message), 0, 0);
       } else if (error instanceof AmqpException) this.fail(error, 0, 0);
-      else this.fail(new AmqpException(541, String(error)), 0, 0);
+      else this.fail(internalError('the frame failed', error), 0, 0);
     }
   }
 
   #onFrame(type: number, channelId: number, payload: Buffer): boolean {
     if (this.#state === 'ended') return false;
     if (type === FRAME_HEARTBEAT) {
-      if (channelId !== 0) throw new FrameError('heartbeat frame on a channel other than 0');
+      checkHeartbeat(type, channelId, payload);
       return true;
     }
+    if (this.#state === 'closing') {
+      // After connection.close only close and close-ok count (AMQP 0-9-1 §4.2.8).
+      if (type === FRAME_METHOD && channelId === 0 && payload.length >= 4) {
+        this.#onClosingMethod(payload.readUInt16BE(0), payload.readUInt16BE(2));
+      }
+      return (this.#state as ConnectionState) !== 'ended';
+    }
+    if (channelId !== 0 && this.#state !== 'running') throw unexpectedFrame(type, payload);
     if (type === FRAME_HEADER || type === FRAME_BODY) {
-      if (this.#state === 'closing') return true;
+      if (channelId === 0) throw unexpectedFrame(type, payload);
       const channel = this.#channels.get(channelId);
-      if (!channel || this.#state !== 'running') {
+      if (!channel) {
         throw new AmqpException(504, `content frame on channel ${channelId}, which is not open`);
       }
       this.#guarded(60, 40, () =>
         type === FRAME_HEADER ? channel.onHeader(payload) : channel.onBody(payload),
       );
-      return (this.#state as State) !== 'ended';
+      return (this.#state as ConnectionState) !== 'ended';
     }
     if (isBasicAck(payload) && channelId !== 0 && this.#state === 'running') {
       const channel = this.#channels.get(channelId);
@@ -310,33 +356,26 @@ export class AmqpConnection implements ChannelHost {
           if (error instanceof AmqpException) this.fail(error, 60, 80);
           else throw error;
         }
-        return (this.#state as State) !== 'ended';
+        return (this.#state as ConnectionState) !== 'ended';
       }
     }
-    const r = new Reader(payload);
-    const classId = r.u16();
-    const methodId = r.u16();
-    const def = methodById(classId, methodId);
-    if (!def) {
-      if (this.#state === 'closing') return true;
-      throw new AmqpException(
-        540,
-        classExists(classId)
-          ? `unknown method ${methodId} of class ${classId}`
-          : `unknown class ${classId}`,
-      );
+    const { classId, methodId, method, error } = decodeMethod(type, payload);
+    if (!method) {
+      this.fail(error!, classId, methodId);
+      return (this.#state as ConnectionState) !== 'ended';
     }
-    try {
-      const method = readArgs(r, def);
+    this.#guarded(classId, methodId, () => {
       if (channelId === 0) this.#onConnectionMethod(method);
       else this.#onChannelMethod(channelId, method);
-    } catch (error) {
-      if (error instanceof WireSyntaxError)
-        this.fail(new AmqpException(502, error.message), classId, methodId);
-      else if (error instanceof AmqpException) this.fail(error, classId, methodId);
-      else throw error;
-    }
-    return (this.#state as State) !== 'ended';
+    });
+    return (this.#state as ConnectionState) !== 'ended';
+  }
+
+  /** While the server's connection.close waits for its close-ok, only close and close-ok count. */
+  #onClosingMethod(classId: number, methodId: number): void {
+    const name = methodById(classId, methodId)?.name;
+    if (name === 'connection.close-ok') this.#closed(true);
+    else if (name === 'connection.close') this.#send(0, 'connection.close-ok', {});
   }
 
   #guarded(classId: number, methodId: number, run: () => void): void {
@@ -349,24 +388,10 @@ export class AmqpConnection implements ChannelHost {
   }
 
   #onConnectionMethod(method: Method): void {
-    const { classId } = method.def;
-    if (this.#state === 'closing') {
-      if (method.name === 'connection.close-ok') this.#destroy();
-      else if (method.name === 'connection.close') this.#send(0, 'connection.close-ok', {});
-      return;
-    }
-    if (classId !== 10) {
-      throw new AmqpException(
-        503,
-        `expected a connection method on channel 0, got '${method.name}'`,
-      );
-    }
-    const expected = this.#state === 'running' ? undefined : `connection.${this.#state}`;
-    if (expected && method.name !== expected && method.name !== 'connection.close') {
-      throw new AmqpException(503, `expected '${expected}', got '${method.name}'`);
-    }
+    checkConnectionMethod(this.#state, method);
     switch (method.name) {
       case 'connection.start-ok': {
+        this.#authFailureClose = hasCapability(method.args, 'authentication_failure_close');
         const { user, cancelNotify } = login(method.args, this.#options.authenticate);
         this.cancelNotify = cancelNotify;
         this.user = user;
@@ -400,9 +425,7 @@ export class AmqpConnection implements ChannelHost {
       }
       case 'connection.close':
         this.#send(0, 'connection.close-ok', {});
-        this.#output.flush();
-        this.#state = 'closing';
-        this.#destroy();
+        this.#closed(false);
         return;
       case 'connection.close-ok':
         return;
@@ -419,10 +442,6 @@ export class AmqpConnection implements ChannelHost {
   }
 
   #onChannelMethod(channelId: number, method: Method): void {
-    if (this.#state === 'closing') return;
-    if (this.#state !== 'running') {
-      throw new AmqpException(503, `'${method.name}' before the connection is open`);
-    }
     if (method.def.classId === 10) {
       throw new AmqpException(503, `connection method '${method.name}' on channel ${channelId}`);
     }
@@ -460,12 +479,31 @@ export class AmqpConnection implements ChannelHost {
     });
   }
 
+  /** Drops the peer without a close (gone silent, too slow, or the server stops). */
   #destroy(): void {
-    this.#output.flush();
     this.#setEnded();
-    this.#socket.end();
-    this.#socket.destroySoon();
+    this.#socket.destroy();
     void this.end();
+  }
+
+  /**
+   * close-ok was exchanged: the connection ends, but its socket is still read, and what arrives
+   * dropped, until the peer closes it (RabbitMQ does the same). Closing a socket with bytes
+   * unread resets the connection: the peer, still writing what it queued before its close,
+   * would fail with ECONNRESET or EPIPE and could lose the close-ok. The server's side closes at
+   * once after the close-ok the peer sent (nothing follows it); after the one the server sent,
+   * the peer closes first. A peer that does not close in time is dropped.
+   */
+  #closed(closeOkReceived: boolean): void {
+    this.#output.flush();
+    if (closeOkReceived) this.#socket.end();
+    // Releasing stops the heartbeats: the timer is the linger's from here.
+    void this.end();
+    if (this.#readPaused) {
+      this.#readPaused = false;
+      this.#socket.resume();
+    }
+    this.#heartbeats.linger(this.#heartbeatMs, () => this.#socket.destroy());
   }
 
   #setEnded(): void {
@@ -473,14 +511,15 @@ export class AmqpConnection implements ChannelHost {
     this.#output.close();
   }
 
+  /** Releases the channels and the session; the end comes once the socket is closed too. */
   async #release(): Promise<void> {
     this.#setEnded();
     this.#heartbeats.stop();
-    if (!this.#socket.destroyed) this.#socket.destroy();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) await channel.teardown();
     await this.#opened?.session.close().catch(() => {});
+    await this.#socketClosed;
     this.#options.onEnd(this);
     this.#report('closed');
     this.#resolveDone();

@@ -184,18 +184,23 @@ export class ChannelConsumers implements ReplyTarget {
     if (host.dueConfirms.pending) host.dueConfirms.flush();
     const out = host.output();
     if (!out) return;
-    writeDelivery(
-      out,
-      this.#id,
-      consumerTag,
-      deliveryTag,
-      redelivered,
-      this.#exchangeBytes.bytes(exchange),
-      this.#routingKeyBytes.bytes(routingKey),
-      properties,
-      body,
-      host.frameMax,
-    );
+    try {
+      writeDelivery(
+        out,
+        this.#id,
+        consumerTag,
+        deliveryTag,
+        redelivered,
+        this.#exchangeBytes.bytes(exchange),
+        this.#routingKeyBytes.bytes(routingKey),
+        properties,
+        body,
+        host.frameMax,
+      );
+    } catch (error) {
+      host.outputFailed(error);
+      return;
+    }
     host.appended();
   }
 

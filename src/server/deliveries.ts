@@ -4,6 +4,7 @@
  * with `multiple` settle the channel's deliveries up to a tag, whatever their consumer, as
  * RabbitMQ scopes them.
  */
+import { MqliteError } from '../errors.js';
 import { Message } from '../message/message.js';
 import { ACK, type Outcome, REQUEUE, type Subscription } from '../queues/consumer.js';
 import { DeliveryWindow } from '../queues/delivery-window.js';
@@ -101,8 +102,10 @@ export class Deliveries {
     const subscription = subscriptionOf(message);
     try {
       subscription.settle(message.deliveryTag, multiple, outcome);
-    } catch {
+    } catch (error) {
       // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
+      // Anything else is the broker failing: the channel raises it.
+      if (!(error instanceof MqliteError)) throw error;
     }
     if (!subscription.active) this.cancelled(subscription);
   }

@@ -1,7 +1,8 @@
 /**
  * AMQP exceptions as the server raises them: a channel exception closes one channel (403, 404,
  * 405, 406), a connection exception the whole connection (501-505, 530, 540, 541). Errors of the
- * broker map by their `replyCode`; a malformed argument is 406 as RabbitMQ answers it.
+ * broker map by their `replyCode`; any other error is a failure of the server itself, 541
+ * INTERNAL_ERROR closing the connection, as RabbitMQ answers an internal error.
  */
 import { ClosedError, MqliteError } from '../errors.js';
 
@@ -65,15 +66,20 @@ export function toAmqpException(error: unknown, brokerClosed: boolean): AmqpExce
   if (error instanceof MqliteError) {
     return new AmqpException(error.replyCode, detailOf(error));
   }
-  if (error instanceof TypeError || error instanceof RangeError) {
-    return new AmqpException(406, error.message);
-  }
   return new AmqpException(541, error instanceof Error ? error.message : String(error));
 }
 
 /** The broker's message already reads "CODE - detail": the detail. */
 function detailOf(error: MqliteError): string {
   return error.message.replace(/^[A-Z_]+ - /, '');
+}
+
+/** 541 INTERNAL_ERROR for an error that is no client's doing: `what` failed, and why. */
+export function internalError(what: string, error: unknown): AmqpException {
+  return new AmqpException(
+    541,
+    `${what}: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function truncate(text: string): string {

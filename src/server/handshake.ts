@@ -56,11 +56,7 @@ export function login(
   a: ArgsOf<'connection.start-ok'>,
   authenticate: (user: string, password: string) => boolean,
 ): Login {
-  const capabilities = a.clientProperties.capabilities;
-  const cancelNotify =
-    typeof capabilities === 'object' &&
-    capabilities !== null &&
-    (capabilities as Record<string, unknown>).consumer_cancel_notify === true;
+  const cancelNotify = hasCapability(a, 'consumer_cancel_notify');
   const credentials = parseCredentials(a.mechanism, a.response);
   if (!credentials || !authenticate(credentials.user, credentials.password)) {
     throw new AmqpException(
@@ -69,6 +65,17 @@ export function login(
     );
   }
   return { user: credentials.user, cancelNotify };
+}
+
+/** Whether the client's connection.start-ok announces the capability `name`. */
+export function hasCapability(a: ArgsOf<'connection.start-ok'>, name: string): boolean {
+  const capabilities = a.clientProperties.capabilities;
+  return (
+    typeof capabilities === 'object' &&
+    capabilities !== null &&
+    Object.hasOwn(capabilities, name) &&
+    (capabilities as Record<string, unknown>)[name] === true
+  );
 }
 
 /** What connection.tune-ok settles. */
@@ -80,18 +87,19 @@ export interface Tuning {
 }
 
 /**
- * The tuning a connection.tune-ok asks for, within the server's limits (0: the server's).
+ * The tuning a connection.tune-ok asks for, within the server's limits. Zero, which AMQP reads
+ * as "no limit", is out of bounds, as on RabbitMQ: the server proposed its limits in tune.
  * @throws AmqpException 530 for a frame-max or channel-max out of bounds.
  */
 export function tuning(a: ArgsOf<'connection.tune-ok'>, limits: Limits): Tuning {
-  const frameMax = a.frameMax === 0 ? limits.frameMax : a.frameMax;
+  const { frameMax, channelMax } = a;
   if (frameMax < FRAME_MIN) {
     throw new AmqpException(530, `frame_max=${frameMax} < ${FRAME_MIN} min size`);
   }
   if (frameMax > limits.frameMax) {
     throw new AmqpException(530, `frame_max=${frameMax} > ${limits.frameMax} max size`);
   }
-  const channelMax = a.channelMax === 0 ? limits.channelMax : a.channelMax;
+  if (channelMax < 1) throw new AmqpException(530, `channel_max=${channelMax} < 1 min`);
   if (channelMax > limits.channelMax) {
     throw new AmqpException(530, `channel_max=${channelMax} > ${limits.channelMax} max`);
   }

@@ -1,9 +1,21 @@
 /**
  * A connection's timer: the handshake's deadline, then heartbeats both ways (one sent after half
  * an interval of our silence, the peer dropped after two intervals of its own, as RabbitMQ does),
- * then the wait for the peer's close-ok. One timer at a time, on the injectable clock.
+ * then the wait for the peer's close-ok, and for the peer to close its socket. One timer at a
+ * time, on the injectable clock.
  */
 import type { Clock, TimerHandle } from '../clock.js';
+
+/**
+ * How long the socket stays open after close-ok for the peer to close it, at most: RabbitMQ's
+ * closing timeout (or the heartbeat interval, when shorter).
+ */
+const CLOSING_TIMEOUT_MS = 30_000;
+/**
+ * How long a connection that failed its handshake waits before its socket closes, without a
+ * connection.close (RabbitMQ's silent close delay: it slows down a client guessing passwords).
+ */
+const SILENT_CLOSE_DELAY_MS = 3000;
 
 /** What heartbeats do to their connection. */
 export interface HeartbeatPeer {
@@ -40,6 +52,18 @@ export class Heartbeats {
   deadline(expired: () => void, ms: number): void {
     this.stop();
     this.#timer = this.#clock.setTimeout(expired, ms);
+  }
+
+  /** Runs `drop` once a peer past close-ok had its time to close the socket (see the top). */
+  linger(heartbeatMs: number, drop: () => void): void {
+    const ms =
+      heartbeatMs > 0 && heartbeatMs < CLOSING_TIMEOUT_MS ? heartbeatMs : CLOSING_TIMEOUT_MS;
+    this.deadline(drop, ms);
+  }
+
+  /** Runs `drop` after the silent close delay of a failed handshake. */
+  silentClose(drop: () => void): void {
+    this.deadline(drop, SILENT_CLOSE_DELAY_MS);
   }
 
   /** Starts heartbeats every `intervalMs` (0: none), in place of the handshake's deadline. */

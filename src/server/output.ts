@@ -1,7 +1,9 @@
 /**
  * A connection's output: frames appended to one buffer, written to the socket at the end of the
  * turn (or as soon as a batch is large), and whether the socket drains. While it does not, the
- * connection's consumers pause; the channels' methods still get their replies.
+ * connection's consumers pause; the channels' methods still get their replies. A frame is written
+ * whole or not at all: a batch that fails to encode part-way is cut off the buffer, and the
+ * connection is told (it closes with 541, as RabbitMQ does for an internal error).
  */
 import type { Socket } from 'node:net';
 import type { Heartbeats } from './heartbeats.js';
@@ -17,28 +19,56 @@ export class ConnectionOutput {
   readonly #heartbeats: Heartbeats;
   /** The socket stopped or started draining. */
   readonly #onWritable: () => void;
+  /** A batch of frames could not be encoded (and was dropped). */
+  readonly #onUnencodable: (error: unknown) => void;
   /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
   readonly #out = new Writer(4096);
   #flushScheduled = false;
   #closed = false;
 
-  constructor(socket: Socket, heartbeats: Heartbeats, onWritable: () => void) {
+  /** Where the batch appended through `writer()` starts, until `appended()` or `failed()`. */
+  #batchStart = 0;
+
+  constructor(
+    socket: Socket,
+    heartbeats: Heartbeats,
+    onWritable: () => void,
+    onUnencodable: (error: unknown) => void,
+  ) {
     this.#socket = socket;
     this.#heartbeats = heartbeats;
     this.#onWritable = onWritable;
+    this.#onUnencodable = onUnencodable;
     socket.on('drain', () => this.#setWritable(true));
   }
 
-  /** Appends frames; nothing once closed. */
+  /** Appends frames; nothing once closed, nor when `build` throws (see `failed()`). */
   write(build: (w: Writer) => void): void {
-    if (this.#closed) return;
-    build(this.#out);
+    const out = this.writer();
+    if (!out) return;
+    try {
+      build(out);
+    } catch (error) {
+      this.failed(error);
+      return;
+    }
     this.appended();
   }
 
-  /** The buffer to append frames to directly, each batch followed by `appended()`. */
+  /**
+   * The buffer to append frames to directly, each batch followed by `appended()`, or by
+   * `failed()` when it throws part-way.
+   */
   writer(): Writer | undefined {
-    return this.#closed ? undefined : this.#out;
+    if (this.#closed) return undefined;
+    this.#batchStart = this.#out.pos;
+    return this.#out;
+  }
+
+  /** The batch begun by `writer()` threw part-way: its bytes are dropped, the error reported. */
+  failed(error: unknown): void {
+    this.#out.pos = this.#batchStart;
+    this.#onUnencodable(error);
   }
 
   /** Frames were appended: they go out by the end of the turn. */

@@ -66,6 +66,51 @@ describe('heartbeats', () => {
   });
 });
 
+describe('after close-ok', () => {
+  /** Closes from the client's side and waits for close-ok; the client keeps its socket open. */
+  async function closeFromClient(client: RawClient): Promise<void> {
+    client.sendMethod(0, 'connection.close', {
+      replyCode: 200,
+      replyText: 'bye',
+      classId: 0,
+      methodId: 0,
+    });
+    await client.method('connection.close-ok', 0);
+  }
+
+  test.each([
+    ['30 s without heartbeats', 0, 30_000],
+    ['a heartbeat interval when shorter', 5, 5_000],
+  ])(
+    'a client that does not close its socket is dropped after %s, as on RabbitMQ',
+    async (_, seconds, lingerMs) => {
+      const clock = new ManualClock();
+      await using broker = await Broker.open();
+      await using server = await listen(broker, { clock, heartbeat: 60 });
+      const client = await RawClient.open(server.port, { heartbeat: seconds });
+      await closeFromClient(client);
+      // What the client still sends is read and dropped.
+      for (let i = 0; i < 100; i++) client.send(Buffer.from([8, 0, 0, 0, 0, 0, 0, 0xce]));
+      clock.advance(lingerMs - 1);
+      expect(client.closed).toBe(false);
+      expect(server.connections).toBe(1);
+      clock.advance(1);
+      await client.waitClosed();
+      await until(() => server.connections === 0, 'the connection to end');
+    },
+  );
+
+  test('the server closing drops a connection past its close-ok at once', async () => {
+    await using broker = await Broker.open();
+    const server = await listen(broker, { clock: new ManualClock() });
+    const client = await RawClient.open(server.port);
+    await closeFromClient(client);
+    await server.close();
+    await client.waitClosed();
+    expect(server.connections).toBe(0);
+  });
+});
+
 describe('flow control', () => {
   test('a consumer whose socket does not drain stops receiving; it gets the rest when it reads', async () => {
     await using broker = await Broker.open();

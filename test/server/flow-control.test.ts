@@ -82,6 +82,7 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
     },
     output: () => written,
     appended() {},
+    outputFailed() {},
     fail() {},
     backlog(delta) {
       this.backlogNow += delta;

@@ -12,6 +12,7 @@ import {
   readArgs,
   writeContent,
 } from '../../src/server/wire/methods.js';
+import { readContentHeader } from '../../src/server/wire/properties.js';
 import { type Method, type MethodName, methodById } from '../../src/server/wire/spec.js';
 
 export interface Frame {
@@ -29,6 +30,8 @@ export const HEADER = Buffer.from('AMQP\x00\x00\x09\x01', 'latin1');
 
 export class RawClient {
   readonly frames: Frame[] = [];
+  /** Every byte the server sent, in order (see {@link wellFormed}). */
+  readonly received: Buffer[] = [];
   /** Bytes before the first frame (a protocol header sent back). */
   raw = Buffer.alloc(0);
   closed = false;
@@ -181,6 +184,7 @@ export class RawClient {
   }
 
   #onData(chunk: Buffer): void {
+    this.received.push(chunk);
     if (!this.#framing) {
       // The server's first bytes are a frame, or a protocol header when it refuses ours.
       if (chunk[0] === 0x41) {
@@ -203,6 +207,51 @@ export class RawClient {
     });
     this.#wake();
   }
+}
+
+/**
+ * Checks that `bytes` are whole, valid frames and nothing else: each frame's type, size and end
+ * marker, each method's arguments exactly, each content header's properties, and body frames
+ * adding up to the size their header announced. Returns the frames' names (a method's, or
+ * `header`, `body`, `heartbeat`).
+ * @throws Error naming the first byte that is not part of a valid frame.
+ */
+export function wellFormed(bytes: Buffer): string[] {
+  const names: string[] = [];
+  let bodyLeft = 0;
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.length - at < 8) throw new Error(`a partial frame at byte ${at} (the last)`);
+    const type = bytes[at]!;
+    const size = bytes.readUInt32BE(at + 3);
+    const end = at + 7 + size;
+    if (end >= bytes.length) throw new Error(`a frame at byte ${at} ends past the output`);
+    if (bytes[end] !== 0xce) throw new Error(`the frame at byte ${at} has no end marker`);
+    const r = new Reader(bytes, at + 7, end);
+    if (type === FRAME_METHOD) {
+      if (bodyLeft > 0) throw new Error(`a method frame at byte ${at} cuts a body short`);
+      const def = methodById(r.u16(), r.u16());
+      if (!def) throw new Error(`an unknown method at byte ${at}`);
+      readArgs(r, def);
+      names.push(def.name);
+    } else if (type === 2) {
+      bodyLeft = readContentHeader(r).bodySize;
+      names.push('header');
+    } else if (type === 3) {
+      bodyLeft -= size;
+      if (bodyLeft < 0) throw new Error(`a body frame at byte ${at} runs past its content`);
+      r.pos = end;
+      names.push('body');
+    } else if (type === 8) {
+      names.push('heartbeat');
+    } else {
+      throw new Error(`a frame of type ${type} at byte ${at}`);
+    }
+    if (r.remaining !== 0) throw new Error(`the frame at byte ${at} has ${r.remaining} bytes over`);
+    at = end + 1;
+  }
+  if (bodyLeft > 0) throw new Error('the output ends inside a content');
+  return names;
 }
 
 /** A method frame's bytes with arbitrary ids and payload. */

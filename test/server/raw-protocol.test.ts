@@ -99,12 +99,12 @@ describe('handshake', () => {
     client.destroy();
   });
 
-  test('a wrong password is refused with 403 ACCESS_REFUSED', async () => {
+  test('a wrong password is refused with 403 ACCESS_REFUSED (to a client announcing authentication_failure_close)', async () => {
     const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
     client.sendMethod(0, 'connection.start-ok', {
-      clientProperties: {},
+      clientProperties: { capabilities: { authentication_failure_close: true } },
       mechanism: 'PLAIN',
       response: '\0guest\0wrong',
       locale: 'en_US',
@@ -143,7 +143,7 @@ describe('handshake', () => {
     client.destroy();
   });
 
-  test('frame-max below 4096 in tune-ok is refused with 530', async () => {
+  test('frame-max below 4096 in tune-ok closes the socket without a connection.close, as RabbitMQ', async () => {
     const client = await RawClient.connect(served.server.port);
     client.send(HEADER);
     await client.method('connection.start');
@@ -154,8 +154,9 @@ describe('handshake', () => {
       locale: 'en_US',
     });
     await client.method('connection.tune');
-    client.sendMethod(0, 'connection.tune-ok', { channelMax: 0, frameMax: 2048, heartbeat: 0 });
-    await expectConnectionClose(client, 530, /^NOT_ALLOWED - frame_max=2048 < 4096 min size/);
+    client.sendMethod(0, 'connection.tune-ok', { channelMax: 2047, frameMax: 2048, heartbeat: 0 });
+    await client.waitClosed();
+    expect(client.count((f) => f.method?.name === 'connection.close')).toBe(0);
   });
 
   test('an unknown vhost is refused with 530', async () => {
@@ -169,7 +170,11 @@ describe('handshake', () => {
       locale: 'en_US',
     });
     await client.method('connection.tune');
-    client.sendMethod(0, 'connection.tune-ok', { channelMax: 0, frameMax: 131072, heartbeat: 0 });
+    client.sendMethod(0, 'connection.tune-ok', {
+      channelMax: 2047,
+      frameMax: 131072,
+      heartbeat: 0,
+    });
     client.sendMethod(0, 'connection.open', {
       virtualHost: 'other',
       capabilities: '',
@@ -180,10 +185,14 @@ describe('handshake', () => {
 });
 
 describe('connection exceptions', () => {
-  test('a channel method on channel 0 is 503 COMMAND_INVALID', async () => {
+  test('a channel method on channel 0 is 504 CHANNEL_ERROR, as RabbitMQ', async () => {
     const client = await RawClient.open(served.server.port);
     client.sendMethod(0, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
-    await expectConnectionClose(client, 503, /^COMMAND_INVALID - /);
+    await expectConnectionClose(
+      client,
+      504,
+      /^CHANNEL_ERROR - unexpected method in connection state running$/,
+    );
   });
 
   test('a method on a channel never opened is 504 CHANNEL_ERROR', async () => {
@@ -260,7 +269,7 @@ describe('connection exceptions', () => {
     await expectConnectionClose(client, 540, /^NOT_IMPLEMENTED - unknown method 99 of class 60/);
   });
 
-  test('a table with an unknown type tag is 502 SYNTAX_ERROR', async () => {
+  test('a table with an unknown type tag is 501 FRAME_ERROR', async () => {
     const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     // queue.declare: reserved short, queue "q", bits, then a table with key "k" of type 'Z'.
@@ -272,20 +281,24 @@ describe('connection exceptions', () => {
       Buffer.from('kZ'),
     ]);
     client.send(rawMethodFrame(1, 50, 10, args));
-    await expectConnectionClose(client, 502, /^SYNTAX_ERROR - unknown field table type 'Z'/);
+    await expectConnectionClose(
+      client,
+      501,
+      /^FRAME_ERROR - cannot decode <<0,0,1,113,0,0,0,0,3,1,107,90>>/,
+    );
   });
 
-  test('a truncated method payload is 502', async () => {
+  test('a truncated method payload is 501 FRAME_ERROR, as RabbitMQ', async () => {
     const client = await RawClient.open(served.server.port);
     await client.openChannel(1);
     client.send(rawMethodFrame(1, 50, 10, Buffer.from([0, 0, 200])));
-    await expectConnectionClose(client, 502, /^SYNTAX_ERROR - /);
+    await expectConnectionClose(client, 501, /^FRAME_ERROR - cannot decode <<0,0,200>>/);
   });
 
-  test('a heartbeat on a channel other than 0 is 501', async () => {
+  test('a heartbeat on a channel other than 0 is 505 UNEXPECTED_FRAME, as RabbitMQ', async () => {
     const client = await RawClient.open(served.server.port);
     client.send(rawFrame(8, 1, Buffer.alloc(0)));
-    await expectConnectionClose(client, 501, /heartbeat/);
+    await expectConnectionClose(client, 505, /^UNEXPECTED_FRAME - type 8, all octets = <<>>/);
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * Reading and writing AMQP's primitive types. A reader that runs past its end throws
- * `WireSyntaxError`, which the connection answers with 502 SYNTAX_ERROR.
+ * `WireSyntaxError`, which the connection answers with 501 FRAME_ERROR, as RabbitMQ does.
  */
 import { Buffer } from 'node:buffer';
 
-/** A frame's payload did not decode: AMQP 502 SYNTAX_ERROR. */
+/** A frame's payload did not decode: AMQP 501 FRAME_ERROR (`cannot decode`), as on RabbitMQ. */
 export class WireSyntaxError extends Error {
   override name = 'WireSyntaxError';
 }

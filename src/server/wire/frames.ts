@@ -6,6 +6,11 @@
 import { Buffer } from 'node:buffer';
 import { FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD } from './methods.js';
 
+/** Bytes as RabbitMQ prints them in its reply texts (an Erlang binary): `<<0,10>>`. */
+export function octets(bytes: Uint8Array): string {
+  return `<<${bytes.join(',')}>>`;
+}
+
 /** The stream is not a sequence of valid frames: AMQP 501 FRAME_ERROR. */
 export class FrameError extends Error {
   override name = 'FrameError';
