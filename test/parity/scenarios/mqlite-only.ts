@@ -1,10 +1,40 @@
 import { expect } from 'vitest';
-import { drain, eventually, publishAll, recorder } from '../helpers.js';
+import { drain, eventually, expectAmqpError, publishAll, recorder } from '../helpers.js';
 import type { Scenario } from '../types.js';
 
 const LAVINMQ = 'mqlite follows LavinMQ here, where RabbitMQ 3.10 differs';
 
 export const mqliteOnlyScenarios: Scenario[] = [
+  {
+    name: 'redeclaring a stream with another x-max-length fails with 406, as LavinMQ compares it',
+    only: {
+      targets: ['mqlite', 'mqlite-wire', 'lavinmq'],
+      reason: 'x-max-length on streams is a LavinMQ feature: RabbitMQ 3.10 refuses it',
+    },
+    async run(_session, ctx) {
+      const declare = { durable: true, arguments: { 'x-queue-type': 'stream', 'x-max-length': 5 } };
+      const q = await ctx.queue('stream-max-length-redeclare', declare);
+      // Another connection: a session remembers the queues it declared and would not redeclare.
+      const other = await ctx.connection();
+      const redeclare = (maxLength: number | undefined) =>
+        other.queue(q.name, {
+          durable: true,
+          arguments: { 'x-queue-type': 'stream', 'x-max-length': maxLength },
+        });
+      // LavinMQ words every difference alike, naming no argument.
+      const text = (why: string) =>
+        ctx.target === 'lavinmq'
+          ? `PRECONDITION_FAILED - Existing queue '${q.name}' declared with other arguments`
+          : `PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue '${q.name}' in vhost '/': ${why}`;
+      await expectAmqpError(redeclare(6), 406, text("received '6' but current is '5'"));
+      await expectAmqpError(
+        redeclare(undefined),
+        406,
+        text("received none but current is the value '5' of type 'signedint'"),
+      );
+      await other.queue(q.name, declare);
+    },
+  },
   {
     name: 'a requeued stream message comes again to the same consumer first, redelivered, same offset',
     only: {
