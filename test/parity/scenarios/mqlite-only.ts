@@ -1,8 +1,15 @@
 import { expect } from 'vitest';
 import { drain, eventually, expectAmqpError, publishAll, recorder } from '../helpers.js';
 import type { Scenario } from '../types.js';
+import { stream } from './streams.js';
 
 const LAVINMQ = 'mqlite follows LavinMQ here, where RabbitMQ 3.10 differs';
+
+/** Stream and geo filters follow LavinMQ: RabbitMQ 3.10 has none. */
+const STREAM_FILTERS = {
+  targets: ['mqlite', 'mqlite-wire', 'lavinmq'],
+  reason: 'stream filters follow LavinMQ; RabbitMQ 3.10 has none',
+};
 
 export const mqliteOnlyScenarios: Scenario[] = [
   {
@@ -33,6 +40,51 @@ export const mqliteOnlyScenarios: Scenario[] = [
         text("received none but current is the value '5' of type 'signedint'"),
       );
       await other.queue(q.name, declare);
+    },
+  },
+  {
+    name: 'a stream consumer whose x-stream-filter filters nothing ({}, [], null) gets every message',
+    only: STREAM_FILTERS,
+    async run(_session, ctx) {
+      const q = await stream(ctx, 'stream-empty-filter');
+      await publishAll(q, ['plain']);
+      await q.publish('red', { headers: { 'x-stream-filter-value': 'red' } });
+      for (const empty of [{}, [], null]) {
+        const rec = await recorder(q, {
+          prefetch: 10,
+          args: { 'x-stream-offset': 'first', 'x-stream-filter': empty },
+        });
+        await rec.waitFor(2, `every message through ${JSON.stringify(empty)}`);
+        expect(rec.bodies()).toEqual(['plain', 'red']);
+        await rec.cancel();
+      }
+    },
+  },
+  {
+    name: 'a publish whose geo headers no filter could match is stored, and matches no geo filter',
+    only: STREAM_FILTERS,
+    async run(_session, ctx) {
+      const q = await stream(ctx, 'stream-bad-geo');
+      const published = [
+        { 'x-geo-lat': 'north', 'x-geo-lon': 10 },
+        { 'x-geo-lat': 95, 'x-geo-lon': 10 },
+        { 'x-geo-lat': 10, 'x-geo-lon': -180.5 },
+        { 'x-geo-lat': 10, 'x-geo-lon': 10 },
+      ];
+      for (const [i, headers] of published.entries()) await q.publish(`m${i}`, { headers });
+      const box = { min_lat: -90, max_lat: 90, min_lon: -180, max_lon: 180 };
+      const geo = await recorder(q, {
+        prefetch: 10,
+        args: { 'x-stream-offset': 'first', 'x-stream-filter': { 'geo-bbox': box } },
+      });
+      // A stream delivers in order: the last message's arrival means the others were passed over.
+      await geo.waitFor(1, 'the message with usable coordinates');
+      expect(geo.bodies()).toEqual(['m3']);
+      await geo.cancel();
+      const all = await recorder(q, { prefetch: 10, args: { 'x-stream-offset': 'first' } });
+      await all.waitFor(4, 'every stored message');
+      expect(all.bodies()).toEqual(['m0', 'm1', 'm2', 'm3']);
+      await all.cancel();
     },
   },
   {
