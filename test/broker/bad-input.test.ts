@@ -60,10 +60,6 @@ describe('bad arguments', () => {
         `PRECONDITION_FAILED - Argument ${name} not allowed for streams`,
       ]),
       [
-        { 'x-queue-type': 'stream', 'qpid.last_value_queue': true },
-        'PRECONDITION_FAILED - Argument qpid.last_value_queue not allowed for streams',
-      ],
-      [
         { 'x-queue-type': 7 },
         "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic' or 'stream', got 7",
       ],

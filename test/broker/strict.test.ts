@@ -67,6 +67,22 @@ describe('strict mode', () => {
     }
   });
 
+  it('is off by default: a stream declared with LVQ arguments ignores them, as LavinMQ', async () => {
+    await using broker = await Broker.open();
+    const events = await broker.queue('events', {
+      arguments: { 'x-queue-type': 'stream', 'qpid.last_value_queue_key': 'k' },
+    });
+    await events.publish('a', { headers: { k: 1 } });
+    await events.publish('b', { headers: { k: 1 } });
+    expect(events.messageCount).toBe(2);
+    await using strict = await Broker.open({ strict: true });
+    await expect(
+      strict.queue('events', {
+        arguments: { 'x-queue-type': 'stream', 'qpid.last_value_queue': true },
+      }),
+    ).rejects.toThrow("unknown argument 'qpid.last_value_queue' for queue 'events'");
+  });
+
   it('refuses an unknown queue argument of each kind with 406 and the nearest name', async () => {
     await using broker = await Broker.open({ strict: true });
     const cases: [string, Record<string, unknown>, string, string][] = [

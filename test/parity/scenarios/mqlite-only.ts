@@ -5,6 +5,12 @@ import { stream } from './streams.js';
 
 const LAVINMQ = 'mqlite follows LavinMQ here, where RabbitMQ 3.10 differs';
 
+/** `x-max-length` on streams follows LavinMQ: RabbitMQ 3.10 refuses it. */
+const STREAM_MAX_LENGTH = {
+  targets: ['mqlite', 'mqlite-wire', 'lavinmq'],
+  reason: 'x-max-length on streams is a LavinMQ feature: RabbitMQ 3.10 refuses it',
+};
+
 /** Stream and geo filters follow LavinMQ: RabbitMQ 3.10 has none. */
 const STREAM_FILTERS = {
   targets: ['mqlite', 'mqlite-wire', 'lavinmq'],
@@ -14,10 +20,7 @@ const STREAM_FILTERS = {
 export const mqliteOnlyScenarios: Scenario[] = [
   {
     name: 'redeclaring a stream with another x-max-length fails with 406, as LavinMQ compares it',
-    only: {
-      targets: ['mqlite', 'mqlite-wire', 'lavinmq'],
-      reason: 'x-max-length on streams is a LavinMQ feature: RabbitMQ 3.10 refuses it',
-    },
+    only: STREAM_MAX_LENGTH,
     async run(_session, ctx) {
       const declare = { durable: true, arguments: { 'x-queue-type': 'stream', 'x-max-length': 5 } };
       const q = await ctx.queue('stream-max-length-redeclare', declare);
@@ -40,6 +43,27 @@ export const mqliteOnlyScenarios: Scenario[] = [
         text("received none but current is the value '5' of type 'signedint'"),
       );
       await other.queue(q.name, declare);
+    },
+  },
+  {
+    name: 'a stream takes a length limit beyond 2^53 and LVQ arguments, which it ignores',
+    only: STREAM_MAX_LENGTH,
+    async run(_session, ctx) {
+      const q = await ctx.queue('stream-lenient', {
+        durable: true,
+        arguments: {
+          'x-queue-type': 'stream',
+          'x-max-length': 2 ** 60,
+          'x-max-length-bytes': 2 ** 60,
+          'qpid.last_value_queue_key': 'k',
+        },
+      });
+      await q.publish('a', { headers: { k: 1 } });
+      await q.publish('b', { headers: { k: 1 } });
+      const rec = await recorder(q, { prefetch: 10, args: { 'x-stream-offset': 'first' } });
+      await rec.waitFor(2, 'both messages of one key');
+      expect(rec.bodies()).toEqual(['a', 'b']);
+      await rec.cancel();
     },
   },
   {
