@@ -22,7 +22,6 @@ export type MqliteErrorCode =
   | 'MQLITE_CONTENT_TOO_LARGE'
   | 'MQLITE_TIMEOUT'
   | 'MQLITE_ABORTED'
-  | 'MQLITE_COMMAND_INVALID'
   | 'MQLITE_INVALID_CONFIG'
   | 'MQLITE_OFFSET_CLAMPED';
 
@@ -259,14 +258,6 @@ export class AbortedError extends MqliteError {
   override name = 'AbortedError';
   constructor(detail: string, options?: ErrorOptions) {
     super('MQLITE_ABORTED', ReplyCode.CHANNEL_ERROR, detail, options);
-  }
-}
-
-/** 503: a command names something the broker does not know, e.g. an unknown exchange type. */
-export class CommandInvalidError extends MqliteError {
-  override name = 'CommandInvalidError';
-  constructor(detail: string, options?: ErrorOptions) {
-    super('MQLITE_COMMAND_INVALID', ReplyCode.COMMAND_INVALID, detail, options);
   }
 }
 

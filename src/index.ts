@@ -58,6 +58,7 @@ export {
 export * from './errors.js';
 export type { DestinationType, ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
+export { AmqpTimestamp } from './message/timestamp.js';
 export type {
   FieldTable,
   FieldValue,

@@ -13,18 +13,12 @@
  * camelCase sugar (`maxPriority`, `messageTtl`, `lvqKey`, …) may stand beside `arguments`; giving
  * both for one argument with different values is a TypeError.
  */
-import {
-  DEFAULT_VHOST,
-  invalidArg,
-  NotImplementedError,
-  PreconditionFailedError,
-  queueResource,
-} from '../errors.js';
+import { DEFAULT_VHOST, invalidArg, NotImplementedError, queueResource } from '../errors.js';
 import { describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import { carryWireTypes } from '../message/wire-types.js';
 import type { OverflowMode } from '../queues/arguments.js';
-import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT, parseLvqDeclaration } from '../queues/lvq/arguments.js';
+import { parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { emptyTable, isPlainTable } from '../table.js';
 
 /** The queue kinds the broker makes. */
@@ -193,23 +187,14 @@ function mergeArguments(o: QueueDeclareOptions): Readonly<FieldTable> {
   return Object.freeze(args);
 }
 
-/** Arguments that belong to last-value queues, refused on streams. */
-const LVQ_ARGUMENTS = [LVQ_ARGUMENT, LVQ_KEY_ARGUMENT];
-
 function chooseKind(
   name: string,
   vhost: string,
   args: Readonly<FieldTable>,
 ): { kind: QueueKind; lvqKey?: string } {
   const type = args['x-queue-type'];
-  if (type === 'stream') {
-    for (const arg of LVQ_ARGUMENTS) {
-      if (args[arg] !== undefined) {
-        throw new PreconditionFailedError(`Argument ${arg} not allowed for streams`);
-      }
-    }
-    return { kind: 'stream' };
-  }
+  // A stream ignores the LVQ arguments, as LavinMQ does (strict mode refuses them as unknown).
+  if (type === 'stream') return { kind: 'stream' };
   if (type === 'quorum') {
     throw new NotImplementedError(
       `queue type 'quorum' is not supported for queue '${name}'; declare a classic queue instead`,

@@ -6,8 +6,9 @@
  *   PRECONDITION_FAILED - inequivalent arg 'x-max-priority' for queue 'jobs' in vhost '/':
  *   received the value '5' of type 'byte' but current is none
  *
- * Only the arguments RabbitMQ compares for the queue's type are compared, so an application
- * passing extra arguments keeps working. Values compare as AMQP fields do: numbers by value
+ * The arguments RabbitMQ compares for the queue's type are compared, and every other argument
+ * the queue's kind acts on (`KINDS[kind].compared`); others are not, so an application passing
+ * extra arguments keeps working. Values compare as AMQP fields do: numbers by value
  * whatever their width. A redeclaration of a queue that exists is compared before its arguments
  * are validated, as RabbitMQ does: a value the queue would refuse is an inequivalent one.
  */
@@ -17,38 +18,7 @@ import type { FieldTable } from '../message/types.js';
 import { wireTypeFor, wireTypesOf } from '../message/wire-types.js';
 import { LVQ_ARGUMENT, LVQ_KEY_ARGUMENT } from '../queues/lvq/arguments.js';
 import type { Declaration } from './declare-options.js';
-
-/**
- * The arguments that are part of a classic queue's identity, in the order RabbitMQ 3.10 checks
- * them (its classic queue type's list), then those only mqlite's classic queues take.
- */
-const CLASSIC_ARGUMENTS: readonly string[] = [
-  'x-expires',
-  'x-message-ttl',
-  'x-dead-letter-exchange',
-  'x-dead-letter-routing-key',
-  'x-max-length',
-  'x-max-length-bytes',
-  'x-max-priority',
-  'x-overflow',
-  'x-queue-mode',
-  'x-single-active-consumer',
-  'x-queue-type',
-  'x-queue-master-locator',
-  LVQ_ARGUMENT,
-  LVQ_KEY_ARGUMENT,
-  'x-delivery-limit',
-];
-
-/** A stream's, in the order of RabbitMQ 3.10's stream queue type. */
-const STREAM_ARGUMENTS: readonly string[] = [
-  'x-max-length-bytes',
-  'x-queue-type',
-  'x-max-age',
-  'x-stream-max-segment-size-bytes',
-  'x-initial-cluster-size',
-  'x-queue-leader-locator',
-];
+import { KINDS } from './queue-kinds.js';
 
 /**
  * Throws 406 PRECONDITION_FAILED naming the first flag or argument in which `received` differs
@@ -66,8 +36,7 @@ export function assertEquivalent(current: Declaration, received: Declaration, vh
   };
   flag('durable', received.durable, current.durable);
   flag('auto_delete', received.autoDelete, current.autoDelete);
-  const significant = current.kind === 'stream' ? STREAM_ARGUMENTS : CLASSIC_ARGUMENTS;
-  for (const arg of significant) {
+  for (const arg of KINDS[current.kind].compared) {
     const a = compared(received, current, arg);
     const b = compared(current, received, arg);
     if (

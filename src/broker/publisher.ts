@@ -64,7 +64,7 @@ export class Publisher {
       }
       const normalized = normalizeMessage(body, options, exchange, routingKey);
       const headers = normalized.properties.headers;
-      checkGeoHeaders(headers);
+      if (this.#context.strict) checkGeoHeaders(headers);
       const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
       const message = withoutBcc(normalized);
       if (targets.size === 0) {

@@ -61,6 +61,12 @@ interface Kind {
   validate(declaration: Declaration, vhost: string): void;
   /** The queue arguments this kind acts on (strict mode refuses any other). */
   readonly arguments: readonly string[];
+  /**
+   * The arguments a redeclare compares, in the order the first that differs is named: derived
+   * from `arguments` (see {@link comparedArguments}), so an argument the kind acts on is never
+   * left out.
+   */
+  readonly compared: readonly string[];
   open(declaration: Declaration, context: KindContext): Promise<AnyQueue>;
   /** The policy keys this kind acts on: a policy holding any other key does not apply to it. */
   readonly policyKeys: ReadonlySet<string>;
@@ -71,6 +77,54 @@ interface Kind {
    */
   applyArguments(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void>;
 }
+
+/**
+ * The arguments RabbitMQ 3.10 compares on a redeclare of a classic queue, in its order: those
+ * mqlite ignores (`x-queue-mode`, `x-queue-version`, `x-queue-master-locator`) too.
+ */
+const RABBITMQ_CLASSIC_COMPARED: readonly string[] = [
+  'x-expires',
+  'x-message-ttl',
+  'x-dead-letter-exchange',
+  'x-dead-letter-routing-key',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-max-priority',
+  'x-overflow',
+  'x-queue-mode',
+  'x-queue-version',
+  'x-single-active-consumer',
+  'x-queue-type',
+  'x-queue-master-locator',
+];
+
+/** Those of a stream, in the order of RabbitMQ 3.10's stream queue type. */
+const RABBITMQ_STREAM_COMPARED: readonly string[] = [
+  'x-max-length-bytes',
+  'x-queue-type',
+  'x-max-age',
+  'x-stream-max-segment-size-bytes',
+  'x-initial-cluster-size',
+  'x-queue-leader-locator',
+];
+
+/**
+ * What a redeclare compares: the reference broker's arguments in its order, then every other
+ * argument the kind acts on (as LavinMQ, which compares every argument, does for those RabbitMQ
+ * lacks: a stream's `x-max-length`, a classic queue's `x-delivery-limit`, the LVQ arguments).
+ */
+function comparedArguments(
+  broker: readonly string[],
+  actedOn: readonly string[],
+): readonly string[] {
+  return [...broker, ...actedOn.filter((name) => !broker.includes(name))];
+}
+
+/**
+ * A classic or priority queue compares the LVQ arguments as well, though it does not act on them:
+ * redeclaring it as a last-value queue is inequivalent.
+ */
+const CLASSIC_COMPARED = comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS);
 
 /** The policy keys of classic queues (`delivery-limit` too, as they act on `x-delivery-limit`). */
 const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
@@ -114,6 +168,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: CLASSIC_ARGUMENTS,
+    compared: CLASSIC_COMPARED,
     open: (d, c) => Queue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
@@ -123,6 +178,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: CLASSIC_ARGUMENTS,
+    compared: CLASSIC_COMPARED,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
@@ -132,6 +188,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       parseLvqDeclaration(d.arguments, queueResource({ name: d.name, vhost }));
     },
     arguments: LVQ_ARGUMENTS,
+    compared: comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS),
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     // The declaration's arguments chose this kind: they declare a last-value queue.
@@ -145,6 +202,7 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       parseStreamArguments({ ...d, vhost });
     },
     arguments: STREAM_ARGUMENTS,
+    compared: comparedArguments(RABBITMQ_STREAM_COMPARED, STREAM_ARGUMENTS),
     open: (d, c) =>
       StreamQueue.open({
         name: d.name,

@@ -1,5 +1,6 @@
 /** Renderings shared by the commands that print stored data. */
 import type { Writable } from 'node:stream';
+import { isWideTimestamp } from '../message/timestamp.js';
 
 /** `1536` → `1.5 KiB`. */
 export function formatBytes(bytes: number): string {
@@ -30,11 +31,14 @@ export function textOrHex(bytes: Uint8Array): { encoding: 'utf8' | 'hex'; text: 
 }
 
 /**
- * A field value as JSON can hold it: bigints as decimal strings, dates as ISO strings, bytes
+ * A field value as JSON can hold it: bigints as decimal strings, dates as ISO strings (beyond
+ * a `Date`, `{ seconds }` as a decimal string), bytes
  * as hex, tables and arrays converted member by member (into prototype-free objects).
  */
 export function jsonOf(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
+  // A timestamp beyond a Date (which has no ISO string): its count of seconds.
+  if (isWideTimestamp(value)) return { seconds: value.seconds.toString() };
   if (value instanceof Date) return value.toISOString();
   if (value instanceof Uint8Array) return { hex: Buffer.from(value).toString('hex') };
   if (Array.isArray(value)) return value.map(jsonOf);

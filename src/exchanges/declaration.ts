@@ -2,7 +2,7 @@
  * Declaring an exchange, checked before anything changes: the flags, the type, the arguments, the
  * reserved names, and RabbitMQ's equivalence rules when the exchange exists.
  */
-import { AccessRefusedError, CommandInvalidError, PreconditionFailedError } from '../errors.js';
+import { AccessRefusedError, PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { assertSameAlternate, checkAlternateType } from './alternate-exchange.js';
 import { checkShortString, copyArgs, flag } from './declare-checks.js';
@@ -29,15 +29,18 @@ export function checkDeclaration(
   const autoDelete = flag(options.autoDelete, false, 'autoDelete');
   const internal = flag(options.internal, false, 'internal');
   const passive = flag(options.passive, false, 'passive');
-  if (name === DEFAULT_EXCHANGE) throw errors.defaultRefused();
-  const existing = exchanges.get(name);
   if (passive) {
+    if (name === DEFAULT_EXCHANGE) throw errors.defaultRefused();
+    const existing = exchanges.get(name);
     if (!existing) throw errors.notFound(name);
     return { existing };
   }
+  // RabbitMQ checks the type first; 4.x closes the channel (3.10 closed the connection, 503).
   if (!isExchangeType(type)) {
-    throw new CommandInvalidError(`unknown exchange type '${String(type)}'`);
+    throw new PreconditionFailedError(`unknown exchange type '${String(type)}'`);
   }
+  if (name === DEFAULT_EXCHANGE) throw errors.defaultRefused();
+  const existing = exchanges.get(name);
   const args = copyArgs(options.arguments, 'exchange arguments');
   checkAlternateType(name, args, errors);
   if (existing) {

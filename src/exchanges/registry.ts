@@ -138,7 +138,8 @@ export class Exchanges {
    * `autoDelete`, `internal` and `alternate-exchange` (406 naming the first that differs, as
    * RabbitMQ words it; other arguments are not compared, as in RabbitMQ, and the first
    * declaration's stay). `passive` only checks existence (404).
-   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 503 COMMAND_INVALID.
+   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 406 PRECONDITION_FAILED,
+   *   as RabbitMQ 4.x refuses it.
    * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403).
    */
   declare(name: string, type: string, options: ExchangeDeclareOptions = {}): ExchangeInfo {

@@ -11,7 +11,7 @@ export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
 /** Every supported exchange type, in a stable order. */
 export const EXCHANGE_TYPES: readonly ExchangeType[] = ['direct', 'fanout', 'topic', 'headers'];
 
-/** Whether `type` is an exchange type mqlite knows (another is 503 COMMAND_INVALID). */
+/** Whether `type` is an exchange type mqlite knows (another is refused with 406). */
 export function isExchangeType(type: unknown): type is ExchangeType {
   return (EXCHANGE_TYPES as readonly unknown[]).includes(type);
 }

@@ -230,13 +230,15 @@ export function compileFilter(spec: StreamFilterSpec): CompiledStreamFilter {
 
 /**
  * Parses and compiles a consumer's subscribe arguments in one step: the call the stream's
- * consumer path makes. `undefined` means no filter: deliver everything.
+ * consumer path makes. `undefined` means no filter: deliver everything. `strict` refuses a filter
+ * that holds none (see {@link parseFilterArgs}).
  *
  * @throws PreconditionFailedError (406) naming the invalid key.
  */
 export function parseStreamFilter(
   args: Readonly<Record<string, unknown>> | undefined,
+  strict = false,
 ): CompiledStreamFilter | undefined {
-  const spec = parseFilterArgs(args);
+  const spec = parseFilterArgs(args, strict);
   return spec && compileFilter(spec);
 }

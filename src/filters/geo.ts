@@ -61,8 +61,9 @@ export function toCoordinate(value: unknown, limit: number): number {
 }
 
 /**
- * Refuses geo coordinate headers no filter could ever match: a publish checks them, as filters
- * read `x-geo-lat` / `x-geo-lon` as numbers of degrees (a `bigint` too).
+ * Refuses geo coordinate headers no filter could ever match: a publish in strict mode checks
+ * them, as filters read `x-geo-lat` / `x-geo-lon` as numbers of degrees (a `bigint` too); by
+ * default such a message is stored and matches no geo filter, as on LavinMQ.
  * @throws PreconditionFailedError (406) naming the header.
  */
 export function checkGeoHeaders(headers: Headers | undefined): void {

@@ -158,7 +158,7 @@ function parseTableEntry(key: string, value: unknown, out: FilterNode[], depth: 
 }
 
 function collect(value: unknown, out: FilterNode[], depth: number): void {
-  // Nothing, inside a list; alone it is an empty filter, refused by the caller.
+  // Nothing, inside a list; alone it is an empty filter (the caller's business).
   if (value === undefined || value === null) return;
   if (depth > MAX_DEPTH) fail(`${FILTER_ARG} is nested too deeply`);
   if (typeof value === 'string') {
@@ -174,14 +174,15 @@ function collect(value: unknown, out: FilterNode[], depth: number): void {
 
 /**
  * Parses a consumer's filter arguments (`x-stream-filter`, `x-filter-match-type`,
- * `x-stream-match-unfiltered`). Returns `undefined` when there is no `x-stream-filter`: such a
- * consumer receives every message. One that filters nothing (`''`, `[]`, `{}`, `null`) is
- * refused, as it would receive every message too.
+ * `x-stream-match-unfiltered`). Returns `undefined` when there is no `x-stream-filter`, or one
+ * that filters nothing (`''`, `[]`, `{}`, `null`): such a consumer receives every message, as on
+ * LavinMQ. With `strict`, a filter that filters nothing is refused, being most likely a mistake.
  *
  * @throws PreconditionFailedError (406) naming the invalid key.
  */
 export function parseFilterArgs(
   args: Readonly<Record<string, unknown>> | undefined,
+  strict = false,
 ): StreamFilterSpec | undefined {
   if (args === undefined) return undefined;
   const matchType = parseMatchType(args[MATCH_TYPE_ARG]);
@@ -190,6 +191,9 @@ export function parseFilterArgs(
   if (filter === undefined) return undefined;
   const filters: FilterNode[] = [];
   collect(filter, filters, 0);
-  if (filters.length === 0) fail(`${FILTER_ARG} must hold at least one filter`);
+  if (filters.length === 0) {
+    if (strict) fail(`${FILTER_ARG} must hold at least one filter`);
+    return undefined;
+  }
   return { filters, matchType, matchUnfiltered };
 }

@@ -1,6 +1,7 @@
 import { ContentTooLargeError, PreconditionFailedError } from '../errors.js';
 import { copyInto } from '../storage/bytes.js';
 import { emptyTable, isPlainTable } from '../table.js';
+import { copyTimestamp } from './timestamp.js';
 import type {
   FieldTable,
   FieldValue,
@@ -253,12 +254,16 @@ function normalizeProperties(
       case 'expiration':
         out.expiration = normalizeExpiration(value);
         break;
-      case 'timestamp':
-        if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-          throw new PreconditionFailedError('invalid timestamp: must be a valid Date');
+      case 'timestamp': {
+        const timestamp = value instanceof Date ? copyTimestamp(value) : undefined;
+        if (timestamp === undefined) {
+          throw new PreconditionFailedError(
+            'invalid timestamp: must be a valid Date or an AmqpTimestamp',
+          );
         }
-        out.timestamp = new Date(value.getTime());
+        out.timestamp = timestamp;
         break;
+      }
       default:
         if (!stringProperties.has(key)) {
           throw new PreconditionFailedError(`unknown message property '${key}'`);
@@ -383,11 +388,12 @@ function copyValue(
         );
       }
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) {
+        const timestamp = copyTimestamp(value);
+        if (timestamp === undefined) {
           throw new PreconditionFailedError(`invalid ${path}: invalid Date`);
         }
         count(size, 8, limits);
-        return new Date(value.getTime());
+        return timestamp;
       }
       if (value instanceof Uint8Array) {
         count(size, value.length + 4, limits);

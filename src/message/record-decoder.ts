@@ -22,6 +22,7 @@ import {
   P_PRIORITY,
   P_REPLY_TO,
   P_TIMESTAMP,
+  P_TIMESTAMP_SECONDS,
   P_TYPE,
   P_USER_ID,
   P_WIRE_TYPES,
@@ -34,12 +35,14 @@ import {
   T_INT,
   T_LONG,
   T_NULL,
+  T_SECONDS,
   T_STRING,
   T_TABLE,
   T_TRUE,
   T_UNDEFINED,
   T_WIRE,
 } from './record-format.js';
+import { AmqpTimestamp } from './timestamp.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 import { setWireType } from './wire-types.js';
 
@@ -221,6 +224,9 @@ function readValue(): FieldValue {
       return undefined;
     case T_DATE:
       return new Date(readDouble());
+    case T_SECONDS:
+      read8();
+      return new AmqpTimestamp(i64[0]!);
     case T_BYTES: {
       const length = readVarint();
       if (at + length > end) throw ends();
@@ -382,7 +388,12 @@ function rememberNames(
 
 function readProperties(present: number): Readonly<MessageProperties> {
   readingWireTypes = (present & P_WIRE_TYPES) !== 0;
-  if ((present & ~P_WIRE_TYPES) > P_ALL || (readingWireTypes && (present & P_HEADERS) === 0)) {
+  const seconds = (present & P_TIMESTAMP_SECONDS) !== 0;
+  if (
+    (present & ~(P_WIRE_TYPES | P_TIMESTAMP_SECONDS)) > P_ALL ||
+    (readingWireTypes && (present & P_HEADERS) === 0) ||
+    (seconds && (present & P_TIMESTAMP) === 0)
+  ) {
     throw new RangeError(`unknown message properties ${present}`);
   }
   const p: MessageProperties = {};
@@ -395,7 +406,14 @@ function readProperties(present: number): Readonly<MessageProperties> {
   if (present & P_REPLY_TO) p.replyTo = readString();
   if (present & P_EXPIRATION) p.expiration = readString();
   if (present & P_MESSAGE_ID) p.messageId = readString();
-  if (present & P_TIMESTAMP) p.timestamp = new Date(readDouble());
+  if (present & P_TIMESTAMP) {
+    if (seconds) {
+      read8();
+      p.timestamp = new AmqpTimestamp(i64[0]!);
+    } else {
+      p.timestamp = new Date(readDouble());
+    }
+  }
   if (present & P_TYPE) p.type = readString();
   if (present & P_USER_ID) p.userId = readString();
   if (present & P_APP_ID) p.appId = readString();

@@ -18,6 +18,7 @@ import {
   P_PRIORITY,
   P_REPLY_TO,
   P_TIMESTAMP,
+  P_TIMESTAMP_SECONDS,
   P_TYPE,
   P_USER_ID,
   P_WIRE_TYPES,
@@ -30,12 +31,14 @@ import {
   T_INT,
   T_LONG,
   T_NULL,
+  T_SECONDS,
   T_STRING,
   T_TABLE,
   T_TRUE,
   T_UNDEFINED,
   T_WIRE,
 } from './record-format.js';
+import { isWideTimestamp } from './timestamp.js';
 import type { FieldTable, FieldValue, MessageProperties, StoredMessage } from './types.js';
 import { type WireType, wireTypeFor, wireTypesOf } from './wire-types.js';
 
@@ -166,6 +169,9 @@ function writeValue(value: FieldValue): void {
     case 'object':
       if (value === null) {
         buf[pos++] = T_NULL;
+      } else if (isWideTimestamp(value)) {
+        buf[pos++] = T_SECONDS;
+        pos = buf.writeBigInt64LE(value.seconds, pos);
       } else if (value instanceof Date) {
         buf[pos++] = T_DATE;
         pos = buf.writeDoubleLE(value.getTime(), pos);
@@ -313,7 +319,13 @@ function writeProperties(p: Readonly<MessageProperties>): number {
   if (present & P_MESSAGE_ID) writeString(p.messageId!);
   if (present & P_TIMESTAMP) {
     ensure(8);
-    pos = buf.writeDoubleLE(p.timestamp!.getTime(), pos);
+    const timestamp = p.timestamp!;
+    if (isWideTimestamp(timestamp)) {
+      pos = buf.writeBigInt64LE(timestamp.seconds, pos);
+      present |= P_TIMESTAMP_SECONDS;
+    } else {
+      pos = buf.writeDoubleLE(timestamp.getTime(), pos);
+    }
   }
   if (present & P_TYPE) writeString(p.type!);
   if (present & P_USER_ID) writeString(p.userId!);

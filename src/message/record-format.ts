@@ -6,7 +6,7 @@
  * ```
  * u16 properties present (bits P_*) | str exchange | str routing key
  * property values, in bit order: strings as str, deliveryMode/priority as u8,
- *   timestamp as f64 ms, headers as a table
+ *   timestamp as f64 ms (format 3: as i64 seconds when bit 13 is set), headers as a table
  * body: all remaining bytes
  *
  * str    = varint byte length | UTF-8
@@ -14,7 +14,7 @@
  * value  = u8 tag | payload:  's' str, 'i' i32, 'd' f64, 'l' i64, 'n' bigint as decimal str,
  *          't' true, 'f' false, 'v' null, 'u' undefined, 'D' Date as f64 ms,
  *          'x' varint length | bytes, 'A' varint items | value*, 'F' table,
- *          'w' str wire type | value (format 2 only)
+ *          'w' str wire type | value (format 2 only), 'T' timestamp as i64 seconds (format 3)
  * ```
  *
  * Numbers keep their kind: integers that fit 32 bits travel as `i`, everything else (fractions,
@@ -27,6 +27,11 @@
  * pinned by test/storage/fixtures/codec-v1.bin: a change must keep reading them. An unknown
  * property bit or value tag is refused (a `RangeError`, reported by the log as corruption), never
  * skipped; so is a `w` value in a format 1 record.
+ *
+ * Format 3 is format 2 plus timestamps beyond a `Date` (AMQP's are any 64-bit count of seconds,
+ * see timestamp.ts): a timestamp property that is one is written as an i64 of seconds and the
+ * record sets bit 13 of the properties word; a header value that is one is tagged `T`, an i64 of
+ * seconds. Every other record is written as before, a `Date` as f64 ms.
  */
 
 /** Bits of the properties-present word, in the order the values follow it. */
@@ -44,6 +49,8 @@ export const P_TYPE = 1 << 10;
 export const P_USER_ID = 1 << 11;
 export const P_APP_ID = 1 << 12;
 export const P_ALL = (1 << 13) - 1;
+/** Format 3: the timestamp property is beyond a `Date` (see timestamp.ts), an i64 of seconds. */
+export const P_TIMESTAMP_SECONDS = 1 << 13;
 /** Format 2: the headers hold `w` values (a value's AMQP wire type, see wire-types.ts). */
 export const P_WIRE_TYPES = 1 << 15;
 
@@ -61,3 +68,4 @@ export const T_BYTES = 0x78; // x
 export const T_ARRAY = 0x41; // A
 export const T_TABLE = 0x46; // F
 export const T_WIRE = 0x77; // w, format 2
+export const T_SECONDS = 0x54; // T, format 3

@@ -61,6 +61,12 @@ export const CLASSIC_ARGUMENTS: readonly string[] = [
   ...Object.values(ARGUMENT_NAMES),
 ];
 
+/**
+ * Largest count limit: what an AMQP long holds, as RabbitMQ takes it (beyond 2^53 a limit is
+ * approximate, and never reached).
+ */
+const MAX_LONG = 2 ** 63;
+
 /** Largest timer value: Node clamps longer timeouts, so longer TTLs would fire early. */
 const MAX_MS = 2 ** 31 - 1;
 
@@ -79,9 +85,9 @@ export function parseClassicArguments(
   const maxPriority = integer(a, 'x-max-priority', queue, 0, MAX_PRIORITY_LIMIT);
   const messageTtl = integer(a, 'x-message-ttl', queue, 0, MAX_MS);
   const expires = integer(a, 'x-expires', queue, 1, MAX_MS);
-  const maxLength = integer(a, 'x-max-length', queue, 0, Number.MAX_SAFE_INTEGER);
-  const maxLengthBytes = integer(a, 'x-max-length-bytes', queue, 0, Number.MAX_SAFE_INTEGER);
-  const deliveryLimit = integer(a, 'x-delivery-limit', queue, 0, Number.MAX_SAFE_INTEGER);
+  const maxLength = integer(a, 'x-max-length', queue, 0, MAX_LONG);
+  const maxLengthBytes = integer(a, 'x-max-length-bytes', queue, 0, MAX_LONG);
+  const deliveryLimit = integer(a, 'x-delivery-limit', queue, 0, MAX_LONG);
   const deadLetterExchange = shortString(a, 'x-dead-letter-exchange', queue);
   const deadLetterRoutingKey = shortString(a, 'x-dead-letter-routing-key', queue);
   if (deadLetterRoutingKey !== undefined && deadLetterExchange === undefined) {
@@ -151,7 +157,7 @@ function integer(
   if (value === undefined) return undefined;
   const n = typeof value === 'bigint' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `${min}..${max}`;
+    const range = max === MAX_LONG ? `≥ ${min}` : `${min}..${max}`;
     throw invalidArg(name, queue, `must be an integer ${range}, got ${describe(value)}`);
   }
   return n;

@@ -137,7 +137,7 @@ export class Permissions {
         break;
       }
       case 'exchange.declare':
-        // An unknown type (503) and the default exchange are refused before permissions.
+        // An unknown type (406) and the default exchange are refused before permissions.
         if (!method.args.passive && isExchangeType(method.args.type) && method.args.exchange) {
           this.#declareExchange(method.args, scope);
         }

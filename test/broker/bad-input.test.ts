@@ -3,8 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
-import type { FieldTable } from '../../src/message/types.js';
-import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 
 describe('bad arguments', () => {
@@ -62,10 +60,6 @@ describe('bad arguments', () => {
         `PRECONDITION_FAILED - Argument ${name} not allowed for streams`,
       ]),
       [
-        { 'x-queue-type': 'stream', 'qpid.last_value_queue': true },
-        'PRECONDITION_FAILED - Argument qpid.last_value_queue not allowed for streams',
-      ],
-      [
         { 'x-queue-type': 7 },
         "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic' or 'stream', got 7",
       ],
@@ -77,34 +71,6 @@ describe('bad arguments', () => {
       ).rejects.toMatchObject({ code: 'MQLITE_PRECONDITION_FAILED', replyCode: 406, message });
     }
     expect(broker.queues()).toEqual([]);
-  });
-
-  it('refuses at publish geo headers no filter could match, storing nothing', async () => {
-    await using broker = await Broker.open();
-    const classic = await broker.queue('classic');
-    const stream = await broker.queue('stream', { type: 'stream' });
-    const alone = await StreamQueue.open({ name: 'alone' });
-    const publishes: Array<[string, (headers: FieldTable) => Promise<void>]> = [
-      ['a classic queue', (headers) => classic.publish('x', { headers })],
-      ['a stream', (headers) => stream.publish('x', { headers })],
-      [
-        'the default exchange',
-        (headers) => broker.publish('', 'x', { routingKey: 'stream', headers }),
-      ],
-      ['a StreamQueue of its own', (headers) => alone.publish('x', { headers })],
-    ];
-    for (const [where, publish] of publishes) {
-      await expect(publish({ 'x-geo-lat': 200, 'x-geo-lon': 2 }), where).rejects.toMatchObject({
-        replyCode: 406,
-        message:
-          "PRECONDITION_FAILED - invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 200",
-      });
-      await expect(publish({ 'x-geo-lat': 'north' }), where).rejects.toMatchObject({
-        replyCode: 406,
-      });
-    }
-    expect([classic.messageCount, stream.messageCount, alone.messageCount]).toEqual([0, 0, 0]);
-    await alone.close();
   });
 
   it('refuses a stream that is non-durable, exclusive or auto-delete', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
-import type { QueueDeclareOptions } from '../../src/broker/declare-options.js';
+import type { QueueDeclareOptions, QueueKind } from '../../src/broker/declare-options.js';
+import { KINDS } from '../../src/broker/queue-kinds.js';
 
 async function redeclare(first: QueueDeclareOptions, second: QueueDeclareOptions) {
   await using broker = await Broker.open();
@@ -67,6 +68,116 @@ describe('redeclaring a queue', () => {
         ),
       );
     }
+  });
+
+  /** Two declarations that differ in one argument, for every argument a queue kind acts on. */
+  const SAMPLES: Readonly<
+    Record<string, readonly [Record<string, unknown>, Record<string, unknown>]>
+  > = {
+    'x-message-ttl': [{ 'x-message-ttl': 1000 }, { 'x-message-ttl': 2000 }],
+    'x-expires': [{ 'x-expires': 1000 }, { 'x-expires': 2000 }],
+    'x-max-length': [{ 'x-max-length': 10 }, { 'x-max-length': 20 }],
+    'x-max-length-bytes': [{ 'x-max-length-bytes': 10 }, { 'x-max-length-bytes': 20 }],
+    'x-overflow': [{ 'x-overflow': 'drop-head' }, { 'x-overflow': 'reject-publish' }],
+    'x-delivery-limit': [{ 'x-delivery-limit': 1 }, { 'x-delivery-limit': 2 }],
+    'x-dead-letter-exchange': [
+      { 'x-dead-letter-exchange': 'a' },
+      { 'x-dead-letter-exchange': 'b' },
+    ],
+    'x-dead-letter-routing-key': [
+      { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'a' },
+      { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'b' },
+    ],
+    'x-single-active-consumer': [
+      { 'x-single-active-consumer': true },
+      { 'x-single-active-consumer': false },
+    ],
+    'x-max-priority': [{ 'x-max-priority': 5 }, { 'x-max-priority': 6 }],
+    'x-max-age': [{ 'x-max-age': '1D' }, { 'x-max-age': '2D' }],
+    'x-stream-max-segment-size-bytes': [
+      { 'x-stream-max-segment-size-bytes': 1000 },
+      { 'x-stream-max-segment-size-bytes': 2000 },
+    ],
+    'qpid.last_value_queue': [
+      { 'qpid.last_value_queue': true },
+      { 'qpid.last_value_queue': false },
+    ],
+    'qpid.last_value_queue_key': [
+      { 'qpid.last_value_queue_key': 'a' },
+      { 'qpid.last_value_queue_key': 'b' },
+    ],
+  };
+
+  /**
+   * Each kind's declaration, a redeclaration of it as another kind (its `x-queue-type` case), and
+   * the arguments it acts on that a redeclare does not compare.
+   */
+  const KIND_CASES: Readonly<
+    Record<
+      QueueKind,
+      {
+        base: Record<string, unknown>;
+        retyped: Record<string, unknown>;
+        notCompared: Record<string, string>;
+      }
+    >
+  > = {
+    classic: { base: {}, retyped: { 'x-queue-type': 'stream' }, notCompared: {} },
+    priority: {
+      base: { 'x-max-priority': 5 },
+      retyped: { 'x-max-priority': 5, 'x-queue-type': 'stream' },
+      notCompared: {},
+    },
+    lvq: {
+      base: { 'qpid.last_value_queue': true },
+      retyped: { 'x-queue-type': 'stream' },
+      // The Qpid broker ignores it on an LVQ, and so does mqlite (see the LVQ case below).
+      notCompared: { 'x-max-priority': 'an LVQ ignores it' },
+    },
+    stream: {
+      base: { 'x-queue-type': 'stream' },
+      retyped: { 'x-queue-type': 'classic' },
+      notCompared: {},
+    },
+  };
+
+  for (const [kind, { base, retyped, notCompared }] of Object.entries(KIND_CASES)) {
+    it(`fails with 406 naming every argument a ${kind} queue acts on, when it differs`, async () => {
+      for (const arg of KINDS[kind as QueueKind].arguments) {
+        const sample = arg === 'x-queue-type' ? [{}, undefined] : SAMPLES[arg];
+        if (sample === undefined) throw new Error(`no sample values for '${arg}'`);
+        const [first, second] = sample;
+        const error = await redeclare(
+          { arguments: { ...base, ...first } },
+          { arguments: second === undefined ? retyped : { ...base, ...second } },
+        );
+        if (arg in notCompared) expect(error, arg).toBeUndefined();
+        else expect(error?.message, arg).toMatch(`PRECONDITION_FAILED - inequivalent arg '${arg}'`);
+      }
+    });
+  }
+
+  it('fails with 406 when a stream is redeclared with another x-max-length, as LavinMQ', async () => {
+    const stream = { type: 'stream' as const };
+    expect(
+      (await redeclare({ ...stream, maxLength: 5 }, { ...stream, maxLength: 6 }))?.message,
+    ).toBe(
+      "PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'jobs' in vhost '/': received '6' but current is '5'",
+    );
+    expect((await redeclare({ ...stream, maxLength: 5 }, stream))?.message).toMatch(
+      /inequivalent arg 'x-max-length'.*received none but current is the value '5'/,
+    );
+  });
+
+  it('compares x-queue-version, which RabbitMQ compares and mqlite ignores', async () => {
+    expect(
+      (
+        await redeclare(
+          { arguments: { 'x-queue-version': 1 } },
+          { arguments: { 'x-queue-version': 2 } },
+        )
+      )?.message,
+    ).toMatch(/inequivalent arg 'x-queue-version'.*received '2' but current is '1'$/);
   });
 
   it('fails with 406 when durable or auto_delete differ', async () => {

@@ -174,7 +174,7 @@ describe.each(STORAGE_KINDS)('exchanges through the broker (%s storage)', (kind)
     await expect(broker.exchange('missing', 'direct', { passive: true })).rejects.toThrow(
       "NOT_FOUND - no exchange 'missing' in vhost '/'",
     );
-    await expect(broker.exchange('x', 'fast')).rejects.toMatchObject({ replyCode: 503 });
+    await expect(broker.exchange('x', 'fast')).rejects.toMatchObject({ replyCode: 406 });
     await expect(broker.exchange('amq.mine', 'direct')).rejects.toMatchObject({ replyCode: 403 });
     await expect(broker.deleteExchange('amq.direct')).rejects.toMatchObject({ replyCode: 403 });
     await expect(broker.deleteExchange('amq.nothing-here', { ifUnused: true })).rejects.toThrow(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { PreconditionFailedError } from '../../src/errors.js';
+import type { FieldTable } from '../../src/message/types.js';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../../src/queues/priority-queue.js';
 import { StreamQueue } from '../../src/queues/stream/stream-queue.js';
@@ -15,6 +16,71 @@ describe('strict mode', () => {
       arguments: { 'x-max-lenght': 5, 'x-queue-mode': 'lazy' },
     });
     await q.subscribe({ args: { 'x-priorty': 1 } }, () => {});
+  });
+
+  it('is off by default: a publish with geo headers no filter could match is stored, and matches no geo filter, as on LavinMQ', async () => {
+    await using broker = await Broker.open();
+    const events = await broker.queue('events', { type: 'stream' });
+    const jobs = await broker.queue('jobs');
+    const bad: FieldTable[] = [
+      { 'x-geo-lat': 'north', 'x-geo-lon': 10 },
+      { 'x-geo-lat': 95, 'x-geo-lon': 10 },
+      { 'x-geo-lat': 10, 'x-geo-lon': -180.5 },
+    ];
+    for (const headers of [...bad, { 'x-geo-lat': 10, 'x-geo-lon': 10 }]) {
+      await broker.publish('', JSON.stringify(headers), { routingKey: 'events', headers });
+      await jobs.publish(JSON.stringify(headers), { headers });
+    }
+    expect([events.messageCount, jobs.messageCount]).toEqual([4, 4]);
+    const read = async (args: Record<string, unknown>) => {
+      const got: unknown[] = [];
+      const sub = await events.subscribe({ args: { 'x-stream-offset': 'first', ...args } }, (m) => {
+        got.push(m.bodyString());
+        return m.ack();
+      });
+      await sub.cancel();
+      return got;
+    };
+    const box = { min_lat: -90, max_lat: 90, min_lon: -180, max_lon: 180 };
+    expect(await read({ 'x-stream-filter': { 'geo-bbox': box } })).toEqual([
+      JSON.stringify({ 'x-geo-lat': 10, 'x-geo-lon': 10 }),
+    ]);
+    expect(await read({})).toHaveLength(4);
+  });
+
+  it('is off by default: a stream consumer whose x-stream-filter filters nothing gets every message, as on LavinMQ', async () => {
+    await using broker = await Broker.open();
+    const events = await broker.queue('events', { type: 'stream' });
+    await events.publish('plain');
+    await events.publish('red', { headers: { 'x-stream-filter-value': 'red' } });
+    for (const empty of [[], {}, null, '']) {
+      const got: string[] = [];
+      const sub = await events.subscribe(
+        { args: { 'x-stream-offset': 'first', 'x-stream-filter': empty } },
+        (m) => {
+          got.push(m.bodyString());
+          return m.ack();
+        },
+      );
+      await sub.cancel();
+      expect(got, JSON.stringify(empty)).toEqual(['plain', 'red']);
+    }
+  });
+
+  it('is off by default: a stream declared with LVQ arguments ignores them, as LavinMQ', async () => {
+    await using broker = await Broker.open();
+    const events = await broker.queue('events', {
+      arguments: { 'x-queue-type': 'stream', 'qpid.last_value_queue_key': 'k' },
+    });
+    await events.publish('a', { headers: { k: 1 } });
+    await events.publish('b', { headers: { k: 1 } });
+    expect(events.messageCount).toBe(2);
+    await using strict = await Broker.open({ strict: true });
+    await expect(
+      strict.queue('events', {
+        arguments: { 'x-queue-type': 'stream', 'qpid.last_value_queue': true },
+      }),
+    ).rejects.toThrow("unknown argument 'qpid.last_value_queue' for queue 'events'");
   });
 
   it('refuses an unknown queue argument of each kind with 406 and the nearest name', async () => {
@@ -89,6 +155,49 @@ describe('strict mode', () => {
       },
       () => {},
     );
+  });
+
+  it('refuses at publish geo headers no filter could match, storing nothing', async () => {
+    await using broker = await Broker.open({ strict: true });
+    const classic = await broker.queue('classic');
+    const own = await Queue.open({ name: 'own', strict: true });
+    const stream = await broker.queue('stream', { type: 'stream' });
+    const alone = await StreamQueue.open({ name: 'alone', strict: true });
+    const publishes: Array<[string, (headers: FieldTable) => Promise<void>]> = [
+      ['a classic queue', (headers) => classic.publish('x', { headers })],
+      ['a stream', (headers) => stream.publish('x', { headers })],
+      [
+        'the default exchange',
+        (headers) => broker.publish('', 'x', { routingKey: 'stream', headers }),
+      ],
+      ['a StreamQueue of its own', (headers) => alone.publish('x', { headers })],
+      ['a Queue of its own', (headers) => own.publish('x', { headers })],
+    ];
+    for (const [where, publish] of publishes) {
+      await expect(publish({ 'x-geo-lat': 200, 'x-geo-lon': 2 }), where).rejects.toMatchObject({
+        replyCode: 406,
+        message:
+          "PRECONDITION_FAILED - invalid header 'x-geo-lat': must be a number of degrees in -90..90, got 200",
+      });
+      await expect(publish({ 'x-geo-lat': 'north' }), where).rejects.toMatchObject({
+        replyCode: 406,
+      });
+    }
+    expect([classic, stream, alone, own].map((q) => q.messageCount)).toEqual([0, 0, 0, 0]);
+    await alone.close();
+    await own.close();
+  });
+
+  it('refuses a stream consumer whose x-stream-filter filters nothing', async () => {
+    await using broker = await Broker.open({ strict: true });
+    const events = await broker.queue('events', { type: 'stream' });
+    for (const empty of ['', [], {}, null]) {
+      await expect(
+        events.subscribe({ args: { 'x-stream-filter': empty } }, () => {}),
+        JSON.stringify(empty),
+      ).rejects.toThrow('PRECONDITION_FAILED - x-stream-filter must hold at least one filter');
+    }
+    expect(events.consumerCount).toBe(0);
   });
 
   it('applies to the config and to queues opened without a broker', async () => {

@@ -1,6 +1,10 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
+import { AmqpTimestamp } from '../../src/message/timestamp.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
 import { runCli } from '../support/cli.js';
 import {
   brokerDirectory,
@@ -37,6 +41,24 @@ describe('mqlite peek', () => {
       ],
     });
     expect(hashDirectory(dir)).toBe(before);
+  });
+
+  it('prints a timestamp beyond a Date as its seconds, and one within as an ISO string', async () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mqlite-peek-')), 'data');
+    const broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const q = await broker.queue('stamped');
+    await q.publish('far', {
+      timestamp: new AmqpTimestamp(1n << 62n),
+      headers: { at: new AmqpTimestamp(-(2n ** 63n)), near: new Date(0) },
+    });
+    await broker.close();
+    const run = await runCli(['peek', dir, 'stamped', '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).shown[0].properties).toEqual({
+      timestamp: { seconds: String(1n << 62n) },
+      headers: { at: { seconds: String(-(2n ** 63n)) }, near: '1970-01-01T00:00:00.000Z' },
+    });
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
   });
 
   it('starts at --from and stops at --limit, as text', async () => {

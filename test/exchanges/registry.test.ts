@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AccessRefusedError,
-  CommandInvalidError,
-  NotFoundError,
-  PreconditionFailedError,
-} from '../../src/errors.js';
+import { AccessRefusedError, NotFoundError, PreconditionFailedError } from '../../src/errors.js';
 import { Exchanges } from '../../src/exchanges/registry.js';
 
 const sorted = (s: Set<string>) => [...s].sort();
@@ -110,16 +105,20 @@ describe('Exchanges: declaring', () => {
     expect(ex.has('missing')).toBe(false);
   });
 
-  it('refuses unknown exchange types with 503 COMMAND_INVALID', () => {
+  it('refuses an unknown exchange type with 406, as RabbitMQ 4.x, before the name is checked', () => {
     const ex = new Exchanges();
     const err = catchError(() => ex.declare('x', 'x-delayed-message'));
-    expect(err).toBeInstanceOf(CommandInvalidError);
+    expect(err).toBeInstanceOf(PreconditionFailedError);
     expect(err).toMatchObject({
-      code: 'MQLITE_COMMAND_INVALID',
-      replyCode: 503,
-      message: "COMMAND_INVALID - unknown exchange type 'x-delayed-message'",
+      code: 'MQLITE_PRECONDITION_FAILED',
+      replyCode: 406,
+      message: "PRECONDITION_FAILED - unknown exchange type 'x-delayed-message'",
     });
     expect(ex.has('x')).toBe(false);
+    expect(() => ex.declare('', 'x-delayed-message')).toThrow(/unknown exchange type/);
+    expect(() => ex.declare('', 'x-delayed-message', { passive: true })).toThrow(
+      AccessRefusedError,
+    );
   });
 
   it('reserves the default exchange and new amq.* names (403)', () => {

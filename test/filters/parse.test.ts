@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { PreconditionFailedError } from '../../src/errors.js';
 import { parseFilterArgs, parseStreamFilter } from '../../src/filters/index.js';
 
-function refused(args: Record<string, unknown>, detail: string) {
+function refused(args: Record<string, unknown>, detail: string, strict = false) {
   let error: unknown;
   try {
-    parseStreamFilter(args);
+    parseStreamFilter(args, strict);
   } catch (e) {
     error = e;
   }
@@ -25,9 +25,20 @@ describe('consumer filter arguments', () => {
     expect(parseStreamFilter({ 'x-stream-filter': undefined })).toBeUndefined();
   });
 
-  it('refuses a filter that filters nothing, as it would pass every message', () => {
-    for (const empty of [null, '', ' , ,', {}, [], [[], {}], [null], { 'x-stream-filter': '' }]) {
-      refused({ 'x-stream-filter': empty }, 'x-stream-filter must hold at least one filter');
+  const EMPTY = [null, '', ' , ,', {}, [], [[], {}], [null], { 'x-stream-filter': '' }];
+
+  it('means no filter when x-stream-filter filters nothing, as on LavinMQ', () => {
+    for (const empty of EMPTY) {
+      expect(
+        parseStreamFilter({ 'x-stream-filter': empty }),
+        JSON.stringify(empty),
+      ).toBeUndefined();
+    }
+  });
+
+  it('in strict mode, refuses a filter that filters nothing, as it would pass every message', () => {
+    for (const empty of EMPTY) {
+      refused({ 'x-stream-filter': empty }, 'x-stream-filter must hold at least one filter', true);
     }
   });
 

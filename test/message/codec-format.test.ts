@@ -1,11 +1,12 @@
 /**
  * The stored message format, pinned by records of format version 1 committed in
- * test/storage/fixtures/codec-v1.bin (written by make-fixtures.ts beside it): messages stored by
- * earlier versions must read back exactly.
+ * test/storage/fixtures/codec-v1.bin (written by make-fixtures.ts beside it), and formats 2 and 3
+ * by their bytes: messages stored by earlier versions must read back exactly.
  */
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { messageCodec } from '../../src/message/codec.js';
+import { AmqpTimestamp } from '../../src/message/timestamp.js';
 import type { FieldTable } from '../../src/message/types.js';
 import { setWireType, wireTypesOf } from '../../src/message/wire-types.js';
 import { codecV1Messages } from '../storage/fixtures/codec-v1-messages.js';
@@ -94,5 +95,37 @@ describe('stored message format 2: header numbers with their AMQP wire type', ()
     const read = messageCodec.decode(bytes).properties.headers!;
     expect(read).toEqual({ small: 1000, ratio: 0.1, name: 'n', list: [1, 2] });
     expect({ ...wireTypesOf(read) }).toEqual({});
+  });
+});
+
+describe('stored message format 3: timestamps beyond a Date', () => {
+  const wide = new AmqpTimestamp(1n << 62n);
+  const message = {
+    exchange: 'x',
+    routingKey: 'k',
+    properties: { timestamp: wide, headers: { at: new AmqpTimestamp(-(2n ** 63n)) } },
+    body: new Uint8Array([7]),
+  };
+
+  test('a timestamp property and a header value beyond a Date read back with their seconds', () => {
+    const read = messageCodec.decode(messageCodec.encode(message).slice());
+    const { timestamp, headers } = read.properties;
+    expect(timestamp).toBeInstanceOf(AmqpTimestamp);
+    expect((timestamp as AmqpTimestamp).seconds).toBe(1n << 62n);
+    expect((headers!.at as AmqpTimestamp).seconds).toBe(-(2n ** 63n));
+  });
+
+  test('the record is pinned: bit 13 of the properties word, the timestamp as i64 seconds', () => {
+    expect(Buffer.from(messageCodec.encode(message)).toString('hex')).toBe(
+      // properties 0x2204 | 'x' | 'k' | 1 entry: at T i64 -2^63 | timestamp i64 2^62 | body 07
+      '04220178016b01026174540000000000000080000000000000004007',
+    );
+  });
+
+  test('a timestamp within a Date is written as format 1 wrote it', () => {
+    const dated = { ...message, properties: { timestamp: new AmqpTimestamp(1_700_000_000n) } };
+    const bytes = Buffer.from(messageCodec.encode(dated));
+    expect(bytes.readUInt16LE(0)).toBe(1 << 9);
+    expect(messageCodec.decode(bytes).properties.timestamp).toEqual(new Date(1_700_000_000_000));
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ContentTooLargeError, MqliteError, PreconditionFailedError } from '../../src/errors.js';
 import { normalizeMessage, sharedProperties } from '../../src/message/normalize.js';
+import { AmqpTimestamp } from '../../src/message/timestamp.js';
 import type { MessageProperties } from '../../src/message/types.js';
 
 describe('publishing a message', () => {
@@ -71,6 +72,18 @@ describe('publishing a message', () => {
     expect(m.properties.expiration).toBe('500');
   });
 
+  test('a timestamp beyond a Date is an AmqpTimestamp, kept with its seconds; one within is a Date', () => {
+    const wide = new AmqpTimestamp(2n ** 64n - 1n); // the 64 bits of -1 s, within a Date
+    const far = new AmqpTimestamp(1n << 62n);
+    const m = normalizeMessage('x', { timestamp: far, headers: { at: far, near: wide } }, '', 'q');
+    expect((m.properties.timestamp as AmqpTimestamp).seconds).toBe(1n << 62n);
+    expect(m.properties.timestamp).not.toBe(far);
+    expect((m.properties.headers!.at as AmqpTimestamp).seconds).toBe(1n << 62n);
+    expect(m.properties.headers!.near).toEqual(new Date(-1000));
+    expect(m.properties.headers!.near).not.toBeInstanceOf(AmqpTimestamp);
+    expect(() => new AmqpTimestamp(2n ** 64n)).toThrow(RangeError);
+  });
+
   test.each([
     [{ priority: 256 }, 'invalid priority 256'],
     [{ priority: 1.5 }, 'invalid priority 1.5'],
@@ -79,6 +92,8 @@ describe('publishing a message', () => {
     [{ deliveryMode: 3 }, 'invalid deliveryMode 3'],
     [{ messageId: 5 }, 'invalid messageId'],
     [{ timestamp: 5 }, 'invalid timestamp'],
+    [{ timestamp: new Date(Number.NaN) }, 'invalid timestamp'],
+    [{ headers: { at: new Date(Number.NaN) } }, 'invalid headers.at: invalid Date'],
     [{ colour: 'red' }, "unknown message property 'colour'"],
     [{ headers: { f: () => 1 } }, 'invalid headers.f: a function cannot be stored'],
     [{ headers: { s: Symbol('x') } }, 'invalid headers.s: a symbol cannot be stored'],

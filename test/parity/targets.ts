@@ -104,6 +104,7 @@ export function amqpBrokerTarget(
       deliveryCountHeader: false,
       notImplementedClosesConnection: true,
       multipleSpansQueues: true,
+      unknownExchangeTypeClosesConnection: name !== 'lavinmq',
     },
     async unavailable() {
       try {
@@ -144,6 +145,7 @@ export function mqliteWireTarget(): ParityTarget {
       notImplementedClosesConnection: true,
       // The server scopes delivery tags per channel, as RabbitMQ does.
       multipleSpansQueues: true,
+      unknownExchangeTypeClosesConnection: false,
     },
     unavailable: async () => undefined,
     async open() {
@@ -259,6 +261,7 @@ export function mqliteTarget(): ParityTarget {
       deliveryCountHeader: true,
       notImplementedClosesConnection: false,
       multipleSpansQueues: false,
+      unknownExchangeTypeClosesConnection: false,
     },
     unavailable: async () => undefined,
     async open() {

@@ -73,6 +73,12 @@ export interface TargetBehaviour {
    * the same queue (mqlite, where delivery tags belong to a queue's `get` or a subscription).
    */
   readonly multipleSpansQueues: boolean;
+  /**
+   * Whether an exchange declare of an unknown type closes the connection with 503 COMMAND_INVALID
+   * (RabbitMQ 3.10) rather than the channel with 406 PRECONDITION_FAILED (RabbitMQ 4.x, LavinMQ,
+   * mqlite).
+   */
+  readonly unknownExchangeTypeClosesConnection: boolean;
 }
 
 /** What a scenario gets besides the session: throwaway names, cleanup, waits, translations. */

@@ -57,6 +57,23 @@ describe('classic queue arguments', () => {
     });
   });
 
+  it('takes count limits up to what an AMQP long holds, as RabbitMQ does', () => {
+    const args = parseClassicArguments(
+      {
+        'x-max-length': 2n ** 60n,
+        'x-max-length-bytes': 2 ** 62,
+        'x-delivery-limit': 2n ** 63n - 1n,
+      },
+      JOBS,
+    );
+    expect(args).toMatchObject({
+      maxLength: 2 ** 60,
+      maxLengthBytes: 2 ** 62,
+      deliveryLimit: 2 ** 63,
+    });
+    expect(refusal({ 'x-max-length': 2n ** 63n + 2048n })).toMatch(/must be an integer ≥ 0/);
+  });
+
   it.each([
     [
       { 'x-max-priority': 'a' },

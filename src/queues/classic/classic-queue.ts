@@ -219,7 +219,7 @@ export class ClassicQueue implements AsyncDisposable {
       const borrow = !this.store.retainsMessages;
       const ownership = borrow ? 'borrow' : 'copy';
       const message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
-      checkGeoHeaders(message.properties.headers);
+      if (this.#strict) checkGeoHeaders(message.properties.headers);
       return this.#accept(message, borrow);
     } catch (error) {
       return Promise.reject(error);

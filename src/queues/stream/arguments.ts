@@ -94,8 +94,10 @@ export function parseStreamArguments(declaration: StreamDeclaration = {}): Strea
             ? undefined
             : queueResource({ name: declaration.name, vhost: declaration.vhost }),
         );
-  const maxLength = optionalCount(args, 'x-max-length', 0);
-  const maxLengthBytes = optionalCount(args, 'x-max-length-bytes', 0);
+  // Retention limits up to what an AMQP long holds, as LavinMQ takes them (beyond 2^53 a limit
+  // is approximate, and never reached).
+  const maxLength = optionalCount(args, 'x-max-length', 0, 2 ** 63);
+  const maxLengthBytes = optionalCount(args, 'x-max-length-bytes', 0, 2 ** 63);
   const segmentBytes =
     optionalCount(args, 'x-stream-max-segment-size-bytes', 1) ?? DEFAULT_STREAM_SEGMENT_BYTES;
   return {
@@ -190,11 +192,12 @@ function optionalCount(
   args: Readonly<Record<string, unknown>>,
   name: string,
   min: 0 | 1,
+  max = Number.MAX_SAFE_INTEGER,
 ): number | undefined {
   const value = args[name];
   if (value === undefined) return undefined;
   const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
     const what = min === 0 ? 'a non-negative integer' : 'a positive integer';
     throw new PreconditionFailedError(`${name} must be ${what}`);
   }

@@ -90,7 +90,7 @@ export function admitStreamConsumer(
   }
   const explicit = args['x-stream-offset'];
   const spec = explicit === undefined ? undefined : parseOffsetSpec(explicit);
-  const filter = parseStreamFilter(args);
+  const filter = parseStreamFilter(args, stream.strict);
   if (params.tag !== undefined && typeof params.tag !== 'string') {
     throw new TypeError('consumer tag must be a string');
   }

@@ -180,7 +180,7 @@ export class StreamQueue implements AsyncDisposable {
       // copy of its own unless indexed consumers are handed the message itself after this tick.
       const ownership = this.#keepsNothing && this.#indexedConsumers.size === 0 ? 'borrow' : 'copy';
       message = normalizeMessage(body, properties, '', this.name, undefined, ownership);
-      checkGeoHeaders(message.properties.headers);
+      if (this.#admitting.strict) checkGeoHeaders(message.properties.headers);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -3,6 +3,7 @@
  * `WireSyntaxError`, which the connection answers with 501 FRAME_ERROR, as RabbitMQ does.
  */
 import { Buffer } from 'node:buffer';
+import { AmqpTimestamp, MAX_DATE_SECONDS, timestampSeconds } from '../../message/timestamp.js';
 
 /** A frame's payload did not decode: AMQP 501 FRAME_ERROR (`cannot decode`), as on RabbitMQ. */
 export class WireSyntaxError extends Error {
@@ -63,6 +64,14 @@ export class Reader {
   u64Number(): number {
     const at = this.#need(8);
     return this.buf.readUInt32BE(at) * 2 ** 32 + this.buf.readUInt32BE(at + 4);
+  }
+  /** An AMQP timestamp: a `Date`, an `AmqpTimestamp` beyond one (see message/timestamp.ts). */
+  timestamp(): Date {
+    const at = this.#need(8);
+    // Exact as a number while a Date holds it (far below 2^53); beyond, the bits as a bigint.
+    const seconds = this.buf.readInt32BE(at) * 2 ** 32 + this.buf.readUInt32BE(at + 4);
+    if (Math.abs(seconds) <= MAX_DATE_SECONDS) return new Date(seconds * 1000);
+    return new AmqpTimestamp(this.buf.readBigInt64BE(at));
   }
   f32(): number {
     return this.buf.readFloatBE(this.#need(4));
@@ -137,6 +146,18 @@ export class Writer {
     this.ensure(8);
     this.buf.writeUInt32BE(Math.floor(v / 2 ** 32), this.pos);
     this.pos = this.buf.writeUInt32BE(v >>> 0, this.pos + 4);
+  }
+  /** An AMQP timestamp: a `Date`'s whole seconds (an `AmqpTimestamp`'s), in 64 bits. */
+  timestamp(v: Date): void {
+    this.ensure(8);
+    const seconds = Math.floor(v.getTime() / 1000);
+    if (!Number.isFinite(seconds)) {
+      this.pos = this.buf.writeBigInt64BE(timestampSeconds(v), this.pos);
+      return;
+    }
+    const high = Math.floor(seconds / 2 ** 32);
+    this.buf.writeInt32BE(high, this.pos);
+    this.pos = this.buf.writeUInt32BE(seconds - high * 2 ** 32, this.pos + 4);
   }
   f32(v: number): void {
     this.ensure(4);

@@ -185,7 +185,7 @@ function readPlain(r: Reader, tag: number, depth: number): FieldValue {
       return Number.isSafeInteger(n) ? n : v;
     }
     case 0x54:
-      return new Date(Number(r.u64()) * 1000);
+      return r.timestamp();
     case 0x44: {
       const scale = r.u8();
       lastScale = scale;
@@ -361,7 +361,7 @@ function writePlain(w: Writer, v: FieldValue): void {
       }
       if (v instanceof Date) {
         w.u8(0x54);
-        w.u64(BigInt(Math.max(0, Math.floor(v.getTime() / 1000))));
+        w.timestamp(v);
         return;
       }
       if (v instanceof Uint8Array) {

@@ -79,7 +79,7 @@ function readArg(r: Reader, type: Exclude<ArgType, 'bit'>): unknown {
     case 'table':
       return readTable(r);
     case 'timestamp':
-      return new Date(r.u64Number() * 1000);
+      return r.timestamp();
   }
 }
 
@@ -129,7 +129,7 @@ function writeArgs(w: Writer, def: MethodDef, args: Record<string, unknown>): vo
         writeTable(w, value as FieldTable);
         break;
       case 'timestamp':
-        w.u64Number(Math.max(0, Math.floor((value as Date).getTime() / 1000)));
+        w.timestamp(value as Date);
         break;
     }
   }

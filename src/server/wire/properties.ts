@@ -49,7 +49,7 @@ export function readContentHeader(r: Reader): ContentHeader {
     if (kind === 'shortstr') value = r.shortstr();
     else if (kind === 'octet') value = r.u8();
     else if (kind === 'table') value = readTable(r);
-    else value = new Date(r.u64Number() * 1000);
+    else value = r.timestamp();
     if (name !== 'clusterId') properties[name] = value;
   }
   return { classId, bodySize: size, properties: properties as MessageProperties };
@@ -76,7 +76,7 @@ export function writeContentHeader(
     if (kind === 'shortstr') w.shortstr(String(value));
     else if (kind === 'octet') w.u8(Number(value) & 0xff);
     else if (kind === 'table') writeTable(w, value as Record<string, never>);
-    else w.u64Number(Math.max(0, Math.floor((value as Date).getTime() / 1000)));
+    else w.timestamp(value as Date);
   }
   w.buf.writeUInt16BE(flags, flagsAt);
 }

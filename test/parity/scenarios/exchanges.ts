@@ -1,6 +1,12 @@
 import { expect } from 'vitest';
 import { drain, expectAmqpError } from '../helpers.js';
-import type { ParityContext, ParityExchange, ParityQueue, Scenario } from '../types.js';
+import type {
+  ExchangeType,
+  ParityContext,
+  ParityExchange,
+  ParityQueue,
+  Scenario,
+} from '../types.js';
 
 /**
  * Binds one queue per binding to `exchange`, publishes one message per case (its body is the
@@ -272,6 +278,28 @@ export const exchangeScenarios: Scenario[] = [
         403,
         "ACCESS_REFUSED - deletion of system exchange 'amq.direct' in vhost '/' not allowed",
       );
+    },
+  },
+  {
+    name: 'an unknown exchange type is refused with 406, closing the channel as RabbitMQ 4.x does (3.10: 503 closing the connection)',
+    async run(_session, ctx) {
+      const connection = await ctx.connection();
+      const declare = (name: string) => connection.exchange(name, 'x-nonesuch' as ExchangeType);
+      if (ctx.behaviour.unknownExchangeTypeClosesConnection) {
+        await expectAmqpError(
+          declare(ctx.name('unknown-type')),
+          503,
+          "COMMAND_INVALID - unknown exchange type 'x-nonesuch'",
+        );
+        return;
+      }
+      await expectAmqpError(
+        declare(ctx.name('unknown-type')),
+        406,
+        "PRECONDITION_FAILED - unknown exchange type 'x-nonesuch'",
+      );
+      // Only the channel closed: the connection goes on.
+      await connection.exchange('amq.direct', 'direct', { passive: true });
     },
   },
   {

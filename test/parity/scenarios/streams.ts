@@ -2,7 +2,8 @@ import { expect } from 'vitest';
 import { expectAmqpError, publishAll, recorder } from '../helpers.js';
 import type { ParityContext, ParityQueue, Scenario } from '../types.js';
 
-async function stream(ctx: ParityContext, suffix: string): Promise<ParityQueue> {
+/** Declares a stream under a throwaway name. */
+export async function stream(ctx: ParityContext, suffix: string): Promise<ParityQueue> {
   return ctx.queue(suffix, { durable: true, arguments: { 'x-queue-type': 'stream' } });
 }
 

@@ -70,7 +70,13 @@ describe('stream declaration', () => {
     expect(
       parseStreamArguments({ arguments: { 'x-max-length': 0, 'x-max-length-bytes': 1024 } }),
     ).toMatchObject({ maxLength: 0, maxLengthBytes: 1024 });
-    for (const bad of [-1, 1.5, '10', Number.NaN]) {
+    // Up to what an AMQP long holds, as LavinMQ takes them.
+    expect(
+      parseStreamArguments({
+        arguments: { 'x-max-length': 2n ** 60n, 'x-max-length-bytes': 2 ** 62 },
+      }),
+    ).toMatchObject({ maxLength: 2 ** 60, maxLengthBytes: 2 ** 62 });
+    for (const bad of [-1, 1.5, '10', Number.NaN, 2n ** 64n]) {
       refused(
         () => parseStreamArguments({ arguments: { 'x-max-length': bad } }),
         'x-max-length must be a non-negative integer',

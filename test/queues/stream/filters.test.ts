@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MqliteError, PreconditionFailedError } from '../../../src/errors.js';
+import { MqliteError } from '../../../src/errors.js';
 import { haversineKm } from '../../../src/filters/index.js';
 import type { Message } from '../../../src/message/message.js';
 import type { FieldTable } from '../../../src/message/types.js';
@@ -249,7 +249,7 @@ describe.each(STORAGE_KINDS)('filtered stream delivery on %s storage', (kind) =>
     };
 
     it.each(Object.keys(filters) as (keyof typeof filters)[])(
-      '%s: delivers the points inside; missing coordinates stop nothing, invalid ones are refused',
+      '%s: delivers the points inside; missing coordinates stop nothing, invalid ones match nothing',
       async (shape) => {
         const publishAll = async () => {
           await stream.publish('no-coordinates');
@@ -260,9 +260,8 @@ describe.each(STORAGE_KINDS)('filtered stream delivery on %s storage', (kind) =>
             [59.33, 200],
             [Number.NaN, 18.06],
           ] as const) {
-            await expect(stream.publish('invalid', at(lat, lon))).rejects.toThrow(
-              PreconditionFailedError,
-            );
+            // Stored, as on LavinMQ (strict mode refuses them).
+            await stream.publish('invalid', at(lat, lon));
           }
           await stream.publish('paris', at(48.85, 2.35));
           await stream.publish('stockholm', at(59.33, 18.06));
