@@ -88,11 +88,12 @@ describe('an error inside the broker', () => {
     'a publish the broker %s with a RangeError closes the connection with 541',
     async (_, fail) => {
       await using s = await served();
-      const publish = s.broker.publish.bind(s.broker);
-      s.broker.publish = ((exchange, body, options) =>
+      // A confirmed publish goes through publishRouted, which confirms once routed.
+      const publish = s.broker.publishRouted.bind(s.broker);
+      s.broker.publishRouted = ((exchange, body, options, routed) =>
         options?.routingKey === 'jobs'
           ? fail()
-          : publish(exchange, body, options)) as typeof publish;
+          : publish(exchange, body, options, routed)) as typeof publish;
       s.client.sendMethod(1, 'confirm.select', { nowait: false });
       await s.client.method('confirm.select-ok', 1);
       s.client.publish(1, '', 'jobs', 'boom');
