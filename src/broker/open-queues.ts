@@ -39,7 +39,7 @@ import {
 import { appliedPolicy } from './queue-info.js';
 import { type AnyQueue, KINDS, queueStats } from './queue-kinds.js';
 import { checkQueueName } from './queue-name.js';
-import { saveOwnDeclaration } from './registry.js';
+import { keepOwnDeclaration } from './queue-storage.js';
 import { deadLetterRoutingKeys } from './sender-selected.js';
 
 /** Publishes through the broker's exchanges, as `broker.publish()` does. */
@@ -170,9 +170,6 @@ export class OpenQueues {
       vhost: this.#context.vhost,
       onDataLoss: (loss) => damaged.report(loss, name),
     });
-    if (storage.supports.persistent) {
-      saveOwnDeclaration((await storage.namespace(name)).meta, declaration);
-    }
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
     this.#entries.set(name, entry);
@@ -281,8 +278,11 @@ export class OpenQueues {
       await registry.sync();
       throw error;
     }
-    if (this.#entries.get(declaration.name) === entry) registry.save(declaration);
+    if (this.#entries.get(declaration.name) !== entry) return entry.queue;
+    registry.save(declaration);
     await registry.sync();
+    // Only a finished declare leaves the copy: the next open tells an unfinished one by its absence.
+    await keepOwnDeclaration(this.#context.storage, declaration);
     return entry.queue;
   }
 

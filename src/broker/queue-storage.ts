@@ -4,9 +4,17 @@
  * declaration as being deleted, durably. A crash while the namespace is removed, or before the
  * declaration is forgotten, then leaves a queue the next open finishes deleting, never a
  * declared queue whose data is gone (which would be reported damaged).
+ *
+ * A queue's directory holds a copy of its declaration exactly while its declare is finished and
+ * no delete has begun: written (durably) once its finished record is, and removed (durably)
+ * before its record is marked as being deleted. That is the evidence the next open needs to
+ * delete a queue whose record says unfinished: a record the broker's metadata lost (cut at a
+ * record's boundary, skipped as damaged) can leave an older unfinished one, which alone must
+ * never cost a queue its data.
  */
 import type { StorageAdapter } from '../storage/types.js';
-import type { BrokerRegistry } from './registry.js';
+import type { Declaration } from './declare-options.js';
+import { type BrokerRegistry, forgetOwnDeclaration, saveOwnDeclaration } from './registry.js';
 
 /** `storage`, with deletes of namespaces marked in `registry` first (see the header). */
 export function queueStorage(storage: StorageAdapter, registry: BrokerRegistry): StorageAdapter {
@@ -17,9 +25,39 @@ export function queueStorage(storage: StorageAdapter, registry: BrokerRegistry):
     namespace: (name) => storage.namespace(name),
     listNamespaces: () => storage.listNamespaces(),
     async deleteNamespace(name) {
+      await dropOwnDeclaration(storage, name);
       if (registry.markDeleting(name)) await registry.sync();
       await storage.deleteNamespace(name);
     },
     close: () => storage.close(),
   };
+}
+
+/** Writes the queue's copy of its own declaration, durably (see the header). */
+export async function keepOwnDeclaration(
+  storage: StorageAdapter,
+  declaration: Declaration,
+): Promise<void> {
+  if (!storage.supports.persistent) return;
+  const { meta } = await storage.namespace(declaration.name);
+  // What the queue wrote there while opening is durable first: the copy never outlives it.
+  await meta.sync();
+  if (saveOwnDeclaration(meta, declaration)) await meta.sync();
+}
+
+/** Removes the queue's copy of its own declaration, durably, before its delete begins. */
+async function dropOwnDeclaration(storage: StorageAdapter, name: string): Promise<void> {
+  if (!storage.supports.persistent) return;
+  let meta: Awaited<ReturnType<StorageAdapter['namespace']>>['meta'];
+  try {
+    ({ meta } = await storage.namespace(name));
+  } catch {
+    // A directory too damaged to open: its delete is finished on the next open, or undone.
+    return;
+  }
+  try {
+    if (forgetOwnDeclaration(meta)) await meta.sync();
+  } catch {
+    // Refused (a full disk): a crash before the delete ends then brings the queue back whole.
+  }
 }

@@ -55,6 +55,8 @@ export class FsMetaStore implements MetaStore {
   readonly #report: (loss: DataLossError) => void;
   /** The file on disk is whole (not one recovery read around damage): worth keeping as previous. */
   #intact = true;
+  /** What opening found damaged or missing (see `MetaStore.damage`). */
+  readonly damage: DataLossError[] = [];
 
   /**
    * @param expected whether the namespace holds data, so that a missing file is a loss to report.
@@ -69,7 +71,11 @@ export class FsMetaStore implements MetaStore {
     expected: boolean,
   ) {
     this.#io = io;
-    this.#report = report;
+    // Every report is made while opening.
+    this.#report = (loss) => {
+      this.damage.push(loss);
+      report(loss);
+    };
     this.#file = file;
     this.#fsync = policy !== 'never';
     this.#what = what;
