@@ -274,8 +274,7 @@ export class OpenQueues {
     try {
       entry = await this.open(declaration, declaration.exclusive ? owner : undefined);
     } catch (error) {
-      registry.remove(declaration.name);
-      await registry.sync();
+      await this.#undoCreate(declaration.name);
       throw error;
     }
     if (this.#entries.get(declaration.name) !== entry) return entry.queue;
@@ -284,6 +283,22 @@ export class OpenQueues {
     // Only a finished declare leaves the copy: the next open tells an unfinished one by its absence.
     await keepOwnDeclaration(this.#context.storage, declaration);
     return entry.queue;
+  }
+
+  /**
+   * Removes what a declare that failed (a full disk, too many open files) began: its storage,
+   * then its record. If that fails too, the record stays unfinished and the next open removes
+   * the rest, so nothing of the declare outlives it and its name can be declared again.
+   */
+  async #undoCreate(name: string): Promise<void> {
+    const { storage, registry } = this.#context;
+    try {
+      await storage.deleteNamespace(name);
+      registry.remove(name);
+      await registry.sync();
+    } catch (error) {
+      this.#reportError(error, 'storage', name);
+    }
   }
 
   #applyPolicy({ declaration: d, queue }: OpenQueue): Promise<void> {

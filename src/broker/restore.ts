@@ -10,10 +10,11 @@
  * unfinished declare whose finish was lost. So a queue directory is deleted only on the evidence
  * of the directory itself: the copy of the declaration it holds from its declare's end to its
  * delete's start (see queue-storage.ts) wins over the broker's record, and a directory without
- * one is deleted only when its own metadata was read whole; otherwise it is kept apart.
+ * one is deleted only when its own metadata or the broker's was read whole; otherwise it is kept
+ * apart.
  */
 
-import { CorruptionError, DataLossError, resourceName } from '../errors.js';
+import { CorruptionError, DataLossError, resourceName, StorageError } from '../errors.js';
 import type { BrokerContext } from './broker-context.js';
 import type { Declaration } from './declare-options.js';
 import { keepOwnDeclaration } from './queue-storage.js';
@@ -36,7 +37,14 @@ export async function restoreQueues(queues: QueueOpener, context: BrokerContext)
   }
   for (const name of onDisk ?? []) await adoptOrphan(queues, context, name);
   context.exchanges.removeQueues((queue) => !queues.has(queue) && !damaged.has(queue));
-  await registry.sync();
+  try {
+    await registry.sync();
+  } catch (error) {
+    // A full disk: the broker opens on what it read, and the next write that succeeds stores
+    // what restoring changed (a reopen before then restores the same again).
+    if (!(error instanceof StorageError)) throw error;
+    damaged.report(error);
+  }
 }
 
 /** What restoring needs of the open queues. */
@@ -92,8 +100,9 @@ async function restorePresent(
     return openOrDrop(queues, context, declaration);
   }
   // A declare that never finished, a delete that began, or a transient queue: its directory
-  // holds no copy of its declaration, so it goes, if that absence can be trusted.
-  if (declaration && !own.damaged) return drop(context, name);
+  // holds no copy of its declaration, so it goes, if the record or that absence can be trusted
+  // (a declare that failed half-way may leave its directory's metadata incomplete).
+  if (declaration && (!own.damaged || !registry.damage())) return drop(context, name);
   damaged.quarantine(
     name,
     declaration,
