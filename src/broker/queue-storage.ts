@@ -12,6 +12,7 @@
  * record's boundary, skipped as damaged) can leave an older unfinished one, which alone must
  * never cost a queue its data.
  */
+import { isNoSpace } from '../errors.js';
 import type { StorageAdapter } from '../storage/types.js';
 import type { Declaration } from './declare-options.js';
 import { type BrokerRegistry, forgetOwnDeclaration, saveOwnDeclaration } from './registry.js';
@@ -26,11 +27,24 @@ export function queueStorage(storage: StorageAdapter, registry: BrokerRegistry):
     listNamespaces: () => storage.listNamespaces(),
     async deleteNamespace(name) {
       await dropOwnDeclaration(storage, name);
-      if (registry.markDeleting(name)) await registry.sync();
+      if (registry.markDeleting(name)) await markedDurably(registry);
       await storage.deleteNamespace(name);
     },
     close: () => storage.close(),
   };
+}
+
+/**
+ * Makes the mark durable; on a full disk, goes on without: deleting is how space comes back, and
+ * the record's removal, written once the directory's space is free, follows at once (a crash in
+ * between leaves a queue reported missing, never one whose data is lost).
+ */
+async function markedDurably(registry: BrokerRegistry): Promise<void> {
+  try {
+    await registry.sync();
+  } catch (error) {
+    if (!isNoSpace(error)) throw error;
+  }
 }
 
 /** Writes the queue's copy of its own declaration, durably (see the header). */

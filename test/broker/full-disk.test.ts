@@ -48,6 +48,15 @@ async function reopenClean(dir: string, check: (broker: Broker) => Promise<void>
   }
 }
 
+/** A broker on `dir` through a fault-injecting I/O layer, collecting what it reports. */
+async function openFaulty(dir: string) {
+  const faults = faultyIo();
+  const reports: unknown[] = [];
+  const storage = fsStorage({ dir, io: faults.io });
+  const broker = await Broker.open({ storage, onError: (error) => reports.push(error) });
+  return { broker, faults, reports, storage };
+}
+
 describe('a declare refused by the file system', () => {
   test.each([
     ['a full disk (ENOSPC)', 'ENOSPC'],
@@ -83,10 +92,7 @@ describe('a declare refused by the file system', () => {
 
   test('whose undo fails too is finished by the next open', async () => {
     const dir = freshDir();
-    const faults = faultyIo();
-    const reports: unknown[] = [];
-    const storage = fsStorage({ dir, io: faults.io });
-    const broker = await Broker.open({ storage, onError: (error) => reports.push(error) });
+    const { broker, faults, reports, storage } = await openFaulty(dir);
     await (await broker.queue('kept')).publish('one');
     // Every open fails: the queue's files, and the directory fsync its removal needs.
     faults.failOpens();
@@ -139,6 +145,24 @@ describe('a broker that crashed on a full disk', () => {
         'a 2',
       ]);
       expect(await bodies(again, NEW)).toEqual(['new 1']);
+    });
+  });
+});
+
+describe('deleting on a full disk', () => {
+  test('a queue is deleted, which gives its space back, and its record goes once writes work', async () => {
+    const dir = freshDir();
+    const { broker, faults, reports } = await openFaulty(dir);
+    for (const name of ['a', 'b']) await (await broker.queue(name)).publish(`${name} 1`);
+    faults.failWritesAfter(0, 'ENOSPC');
+    expect(await broker.deleteQueue('a')).toBe(1);
+    expect(fs.existsSync(path.join(dir, 'a'))).toBe(false);
+    faults.heal();
+    await broker.close();
+    // The record's removal waited for a write that worked: the close made it.
+    expect(reports.every((error) => (error as StorageError).ioCode === 'ENOSPC')).toBe(true);
+    await reopenClean(dir, async (again) => {
+      expect(again.queues().map((q) => q.name)).toEqual(['b']);
     });
   });
 });

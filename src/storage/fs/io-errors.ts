@@ -23,11 +23,6 @@ export function storageError(error: unknown, operation: string, file: string | u
   });
 }
 
-/** Whether `error` says the disk (or the user's quota) is full. */
-export function isNoSpace(error: unknown): boolean {
-  return error instanceof StorageError && (error.ioCode === 'ENOSPC' || error.ioCode === 'EDQUOT');
-}
-
 /** Wraps `io` so that its system errors are {@link storageError}s naming the file. */
 export function withStorageErrors(io: FsIo): FsIo {
   const files = new Map<number, string>();

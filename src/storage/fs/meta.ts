@@ -10,7 +10,7 @@
  */
 
 import path from 'node:path';
-import { ClosedError, DataLossError } from '../../errors.js';
+import { ClosedError, DataLossError, isNoSpace } from '../../errors.js';
 import { frozenJsonCopy } from '../json-value.js';
 import type { JsonValue, MetaStore } from '../types.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
@@ -24,7 +24,6 @@ import {
   replaceFileOpen,
   writeFully,
 } from './io.js';
-import { isNoSpace } from './io-errors.js';
 import { type MetaRead, metaRecord, readMetaRecords } from './meta-records.js';
 
 /** The version a rewrite replaced, and the file as found when recovery skipped part of it. */

@@ -12,10 +12,10 @@
  * there are none (layout 2 segments, whose chunks carry checksums, and layout 1 segments loaded
  * from a version 1 index, which are verified frame by frame).
  */
+import { isNoSpace } from '../../errors.js';
 import { crc32 } from './checksum.js';
 import { FRAME_CHECKSUM_LAYOUT, LITTLE_ENDIAN } from './frame.js';
 import { type FsIo, readFile, unlinkIfPresent, writeFully } from './io.js';
-import { isNoSpace } from './io-errors.js';
 import type { Segment } from './segment.js';
 
 const INDEX_MAGIC = 0x494c514d; // "MQLI"
