@@ -281,7 +281,7 @@ export class OpenQueues {
     registry.save(declaration);
     await registry.sync();
     // Only a finished declare leaves the copy: the next open tells an unfinished one by its absence.
-    await keepOwnDeclaration(this.#context.storage, declaration);
+    await keepOwnDeclaration(this.#context.storage, declaration, true);
     return entry.queue;
   }
 

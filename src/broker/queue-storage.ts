@@ -47,16 +47,20 @@ async function markedDurably(registry: BrokerRegistry): Promise<void> {
   }
 }
 
-/** Writes the queue's copy of its own declaration, durably (see the header). */
+/**
+ * Writes the queue's copy of its own declaration: durably after a declare (see the header);
+ * as any metadata when a stored queue opens, whose record is finished already.
+ */
 export async function keepOwnDeclaration(
   storage: StorageAdapter,
   declaration: Declaration,
+  durably: boolean,
 ): Promise<void> {
   if (!storage.supports.persistent) return;
   const { meta } = await storage.namespace(declaration.name);
   // What the queue wrote there while opening is durable first: the copy never outlives it.
-  await meta.sync();
-  if (saveOwnDeclaration(meta, declaration)) await meta.sync();
+  if (durably) await meta.sync();
+  if (saveOwnDeclaration(meta, declaration) && durably) await meta.sync();
 }
 
 /** Removes the queue's copy of its own declaration, durably, before its delete begins. */

@@ -122,7 +122,7 @@ async function openOrDrop(
   if (!declaration.durable || declaration.exclusive) return drop(context, declaration.name);
   try {
     await queues.open(declaration, undefined);
-    await keepOwnDeclaration(context.storage, declaration);
+    await keepOwnDeclaration(context.storage, declaration, false);
   } catch (cause) {
     context.damaged.quarantine(declaration.name, declaration, cause);
   }
