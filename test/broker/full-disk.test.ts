@@ -13,6 +13,7 @@ import { Broker } from '../../src/broker/broker.js';
 import { StorageError } from '../../src/errors.js';
 import { abandonFsStorage, fsStorage } from '../../src/storage/fs/index.js';
 import { faultyIo } from '../../src/testing/index.js';
+import { bundled } from '../support/bundle.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-full-disk-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -243,6 +244,33 @@ describe('a real full file system', () => {
       const got = (await bodies(again, 'kept')).filter((body) => !body.startsWith('refused'));
       expect(got).toEqual(Array.from({ length: 101 }, (_, i) => `kept ${i}`));
       expect(await bodies(again, NEW)).toEqual(['new 1']);
+    });
+  });
+});
+
+describe('a real limit of open files', () => {
+  test('a declare refused with EMFILE leaves nothing the next open does not remove', async () => {
+    const dir = freshDir();
+    const script = await bundled(new URL('./fixtures/declare-until-emfile.ts', import.meta.url));
+    const out = execFileSync(
+      'sh',
+      ['-c', 'ulimit -n 64 && exec "$0" "$1" "$2"', process.execPath, script, dir],
+      {
+        encoding: 'utf8',
+      },
+    );
+    const { failed, declared, ioCode } = JSON.parse(out) as {
+      failed: string;
+      declared: number;
+      ioCode: string;
+    };
+    expect(ioCode).toBe('EMFILE');
+    expect(declared).toBeGreaterThan(0);
+    await reopenClean(dir, async (broker) => {
+      expect(broker.queues()).toHaveLength(declared);
+      expect(await bodies(broker, 'q0')).toEqual(['message of q0']);
+      await (await broker.queue(failed)).publish('after');
+      expect(await bodies(broker, failed)).toEqual(['after']);
     });
   });
 });
