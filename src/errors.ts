@@ -187,6 +187,11 @@ export class StorageError extends MqliteError {
   }
 }
 
+/** Whether `error` is a {@link StorageError} saying the disk (or the user's quota) is full. */
+export function isNoSpace(error: unknown): boolean {
+  return error instanceof StorageError && (error.ioCode === 'ENOSPC' || error.ioCode === 'EDQUOT');
+}
+
 /**
  * 540: a data directory is in a format version this version of mqlite does not read (written by
  * a newer one). Nothing in it was read or changed.

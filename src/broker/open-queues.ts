@@ -39,7 +39,7 @@ import {
 import { appliedPolicy } from './queue-info.js';
 import { type AnyQueue, KINDS, queueStats } from './queue-kinds.js';
 import { checkQueueName } from './queue-name.js';
-import { saveOwnDeclaration } from './registry.js';
+import { keepOwnDeclaration } from './queue-storage.js';
 import { deadLetterRoutingKeys } from './sender-selected.js';
 
 /** Publishes through the broker's exchanges, as `broker.publish()` does. */
@@ -192,9 +192,6 @@ export class OpenQueues {
       vhost: this.#context.vhost,
       onDataLoss: (loss) => damaged.report(loss, name),
     });
-    if (storage.supports.persistent) {
-      saveOwnDeclaration((await storage.namespace(name)).meta, declaration);
-    }
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
     this.#entries.set(name, entry);
@@ -299,13 +296,31 @@ export class OpenQueues {
     try {
       entry = await this.open(declaration, declaration.exclusive ? owner : undefined);
     } catch (error) {
-      registry.remove(declaration.name);
-      await registry.sync();
+      await this.#undoCreate(declaration.name);
       throw error;
     }
-    if (this.#entries.get(declaration.name) === entry) registry.save(declaration);
+    if (this.#entries.get(declaration.name) !== entry) return entry.queue;
+    registry.save(declaration);
     await registry.sync();
+    // Only a finished declare leaves the copy: the next open tells an unfinished one by its absence.
+    await keepOwnDeclaration(this.#context.storage, declaration, true);
     return entry.queue;
+  }
+
+  /**
+   * Removes what a declare that failed (a full disk, too many open files) began: its storage,
+   * then its record. If that fails too, the record stays unfinished and the next open removes
+   * the rest, so nothing of the declare outlives it and its name can be declared again.
+   */
+  async #undoCreate(name: string): Promise<void> {
+    const { storage, registry } = this.#context;
+    try {
+      await storage.deleteNamespace(name);
+      registry.remove(name);
+      await registry.sync();
+    } catch (error) {
+      this.#reportError(error, 'storage', name);
+    }
   }
 
   #applyPolicy({ declaration: d, queue }: OpenQueue): Promise<void> {

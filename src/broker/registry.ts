@@ -68,13 +68,27 @@ function declarationRecord(declaration: Declaration): JsonValue {
   return record as unknown as JsonValue;
 }
 
-/** Stores a queue's declaration in its own namespace's metadata (if it differs). */
-export function saveOwnDeclaration(meta: MetaStore, declaration: Declaration): void {
+/** Whether two declarations are stored alike. */
+export function sameDeclaration(a: Declaration, b: Declaration): boolean {
+  return stableJson(declarationRecord(a)) === stableJson(declarationRecord(b));
+}
+
+/**
+ * Stores a queue's declaration in its own namespace's metadata; false when it held it already.
+ */
+export function saveOwnDeclaration(meta: MetaStore, declaration: Declaration): boolean {
   const record = declarationRecord(declaration);
   const stored = meta.get(OWN_DECLARATION_KEY);
-  if (stored === undefined || stableJson(stored) !== stableJson(record)) {
-    meta.set(OWN_DECLARATION_KEY, record);
-  }
+  if (stored !== undefined && stableJson(stored) === stableJson(record)) return false;
+  meta.set(OWN_DECLARATION_KEY, record);
+  return true;
+}
+
+/** Removes a queue's declaration from its own namespace's metadata; false when it held none. */
+export function forgetOwnDeclaration(meta: MetaStore): boolean {
+  if (meta.get(OWN_DECLARATION_KEY) === undefined) return false;
+  meta.delete(OWN_DECLARATION_KEY);
+  return true;
 }
 
 /**
@@ -133,6 +147,15 @@ export class BrokerRegistry {
     if (typeof record !== 'object' || record === null || Array.isArray(record)) return false;
     this.#meta.set(QUEUE_PREFIX + name, unfinishedRecord(record));
     return true;
+  }
+
+  /**
+   * The first damage found when the records were read (skipped, cut, lost or restored from an
+   * older file), undefined when they were read whole: then a record may be older than the one
+   * lost (an unfinished declare whose finish was lost), so nothing may be deleted on its word.
+   */
+  damage(): DataLossError | undefined {
+    return this.#meta.damage?.[0];
   }
 
   /** Forgets a queue. */

@@ -226,6 +226,13 @@ export interface MetaStore {
   /** Entries whose key starts with `prefix` (all entries without one), in key order. */
   entries(prefix?: string): IterableIterator<[string, JsonValue]>;
   sync(): Promise<void>;
+  /**
+   * Optional (persistent stores): what opening the store found damaged or missing (records
+   * skipped or cut, the file lost or restored from an older version), each reported through
+   * `onDataLoss` too. When it is not empty, what the store holds may be older than what was
+   * written: a record read may be one a lost record had replaced.
+   */
+  readonly damage?: readonly DataLossError[];
 }
 
 /** The storage of one queue. */

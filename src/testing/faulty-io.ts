@@ -17,8 +17,15 @@ export interface FaultyIo {
   /**
    * After `bytes` more bytes are written, the write in progress stops there (a torn write) and
    * throws `code` (EIO, or ENOSPC for a full disk), and so does every later write until `heal()`.
+   * With `file`, only writes to files whose path it matches count and fail (the write a full
+   * disk refuses first, such as a new queue's files rather than the broker's metadata).
    */
-  failWritesAfter(bytes: number, code?: 'EIO' | 'ENOSPC'): void;
+  failWritesAfter(bytes: number, code?: 'EIO' | 'ENOSPC', file?: RegExp): void;
+  /**
+   * Every later open of a file whose path `file` matches (every file without it) throws EMFILE
+   * (too many open files) until `heal()`.
+   */
+  failOpens(file?: RegExp): void;
   /** Every later fsync reports EIO until `heal()`. */
   failFsyncs(): void;
   /**
@@ -33,9 +40,13 @@ export interface FaultyIo {
   readonly stats: { bytesRead: number; writes: number; bytesWritten: number; fsyncs: number };
 }
 
-const ERROR_TEXT = { EIO: 'i/o error', ENOSPC: 'no space left on device' };
+const ERROR_TEXT = {
+  EIO: 'i/o error',
+  ENOSPC: 'no space left on device',
+  EMFILE: 'too many open files',
+};
 
-function eio(what: string, code: 'EIO' | 'ENOSPC' = 'EIO'): NodeJS.ErrnoException {
+function eio(what: string, code: keyof typeof ERROR_TEXT = 'EIO'): NodeJS.ErrnoException {
   const error: NodeJS.ErrnoException = new Error(
     `${code}: ${ERROR_TEXT[code]}, ${what} (injected)`,
   );
@@ -47,6 +58,10 @@ function eio(what: string, code: 'EIO' | 'ENOSPC' = 'EIO'): NodeJS.ErrnoExceptio
 export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   let writeBudget = Number.POSITIVE_INFINITY;
   let writeError: 'EIO' | 'ENOSPC' = 'EIO';
+  let writesTo: RegExp | undefined;
+  let opensFail: RegExp | undefined;
+  /** Paths of open descriptors, for writes aimed at some files. */
+  const paths = new Map<number, string>();
   let fsyncFails = false;
   let crashed = false;
   const stats = { bytesRead: 0, writes: 0, bytesWritten: 0, fsyncs: 0 };
@@ -58,19 +73,26 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
     ...base,
     openSync(path, flags) {
       if (flags !== 'r') mutation(`open '${path}'`);
-      return base.openSync(path, flags);
+      if (opensFail?.test(path)) throw eio(`open '${path}'`, 'EMFILE');
+      const fd = base.openSync(path, flags);
+      paths.set(fd, path);
+      return fd;
+    },
+    closeSync(fd) {
+      paths.delete(fd);
+      base.closeSync(fd);
     },
     writeSync(fd, buffer, offset, length, position) {
       mutation('write');
       stats.writes++;
-      if (length > writeBudget) {
+      if (length > writeBudget && (!writesTo || writesTo.test(paths.get(fd) ?? ''))) {
         const partial = Math.max(0, Math.floor(writeBudget));
         if (partial > 0) base.writeSync(fd, buffer, offset, partial, position);
         stats.bytesWritten += partial;
         writeBudget = 0;
         throw eio('write', writeError);
       }
-      writeBudget -= length;
+      if (!writesTo || writesTo.test(paths.get(fd) ?? '')) writeBudget -= length;
       const n = base.writeSync(fd, buffer, offset, length, position);
       stats.bytesWritten += n;
       return n;
@@ -118,9 +140,13 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   return {
     io,
     stats,
-    failWritesAfter(bytes, code = 'EIO') {
+    failWritesAfter(bytes, code = 'EIO', file) {
       writeBudget = bytes;
       writeError = code;
+      writesTo = file;
+    },
+    failOpens(file = /(?:)/) {
+      opensFail = file;
     },
     failFsyncs() {
       fsyncFails = true;
@@ -130,6 +156,7 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
     },
     heal() {
       writeBudget = Number.POSITIVE_INFINITY;
+      writesTo = opensFail = undefined;
       fsyncFails = false;
       crashed = false;
     },

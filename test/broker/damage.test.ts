@@ -235,10 +235,27 @@ describe("the broker's metadata", () => {
     }
   });
 
-  it('a malformed declaration keeps only its queue closed', async () => {
+  it('a malformed declaration is replaced by the copy in its directory, and reported', async () => {
     await seed();
     const storage = fsStorage({ dir });
     (await storage.namespace('')).meta.set('queue:jobs', { durable: 'yes' });
+    await storage.close();
+    const { broker, reports } = await open();
+    try {
+      expect(broker.damaged()).toEqual([]);
+      expect(reports).toEqual([expect.objectContaining({ kind: 'restored' })]);
+      expect(messages(broker, 'jobs')).toBe(100);
+      expect(messages(broker, 'events')).toBe(100);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('a malformed declaration of a directory without its copy keeps only its queue closed', async () => {
+    await seed();
+    const storage = fsStorage({ dir });
+    (await storage.namespace('')).meta.set('queue:jobs', { durable: 'yes' });
+    (await storage.namespace('jobs')).meta.delete('broker.declaration');
     await storage.close();
     const { broker, reports } = await open();
     try {
@@ -248,6 +265,7 @@ describe("the broker's metadata", () => {
       expect(reports).toEqual([broker.damaged()[0]!.error]);
       expect(messages(broker, 'events')).toBe(100);
       await expect(broker.queue('jobs')).rejects.toBe(broker.damaged()[0]!.error);
+      expect(fs.existsSync(file('jobs'))).toBe(true);
     } finally {
       await broker.close();
     }

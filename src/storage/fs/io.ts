@@ -160,6 +160,12 @@ export function replaceFileOpen(
     io.renameSync(tmp, path);
   } catch (error) {
     io.closeSync(fd);
+    try {
+      // A partial copy would hold space a full disk needs back.
+      unlinkIfPresent(io, tmp);
+    } catch {
+      // The error that stopped the write is the one to report.
+    }
     throw error;
   }
   return fd;

@@ -10,7 +10,7 @@
  */
 
 import path from 'node:path';
-import { ClosedError, DataLossError } from '../../errors.js';
+import { ClosedError, DataLossError, isNoSpace } from '../../errors.js';
 import { frozenJsonCopy } from '../json-value.js';
 import type { JsonValue, MetaStore } from '../types.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
@@ -55,6 +55,16 @@ export class FsMetaStore implements MetaStore {
   readonly #report: (loss: DataLossError) => void;
   /** The file on disk is whole (not one recovery read around damage): worth keeping as previous. */
   #intact = true;
+  /** What opening found damaged or missing (see `MetaStore.damage`). */
+  readonly damage: DataLossError[] = [];
+  /**
+   * The rewrite opening wanted could not be written (a full disk): the next write rewrites the
+   * file instead of appending, keeping first the damaged file as found (`#keep`) if any.
+   */
+  #rewriteDue = false;
+  #keep: Buffer | undefined;
+  /** An append failed: part of it may be in the file past `#size`, cut before the next one. */
+  #appendFailed = false;
 
   /**
    * @param expected whether the namespace holds data, so that a missing file is a loss to report.
@@ -69,7 +79,11 @@ export class FsMetaStore implements MetaStore {
     expected: boolean,
   ) {
     this.#io = io;
-    this.#report = report;
+    // Every report is made while opening.
+    this.#report = (loss) => {
+      this.damage.push(loss);
+      report(loss);
+    };
     this.#file = file;
     this.#fsync = policy !== 'never';
     this.#what = what;
@@ -77,6 +91,8 @@ export class FsMetaStore implements MetaStore {
     this.#scheduler = new SyncScheduler(policy, {
       flush: () => this.#flush(),
       fsync: (done) => this.#fsyncFile(done),
+      // A write the disk refused is done again in full (see #flush).
+      redoesFailedFlush: true,
     });
     this.#load(expected);
   }
@@ -170,13 +186,26 @@ export class FsMetaStore implements MetaStore {
     const read = buf ? readMetaRecords(buf, (key, value) => this.#apply(key, value)) : undefined;
     if (buf && read && (read.tornAt >= 0 || read.damaged.length > 0)) this.#keepDamaged(buf, read);
     // Rewriting on open both compacts and drops a torn tail.
-    if (!buf || restored || !this.#intact || read!.records > this.#map.size) this.#rewrite();
-    else {
+    if (!buf || restored || !this.#intact || read!.records > this.#map.size) {
+      this.#rewriteWhenPossible();
+    } else {
       this.#fd = this.#io.openSync(this.#file, 'r+');
       this.#size = buf.length;
       this.#records = read!.records;
     }
-    this.#intact = true;
+  }
+
+  /**
+   * Rewrites the file now or, when the disk is full, with the next write: opening reads a full
+   * disk's data without needing to write.
+   */
+  #rewriteWhenPossible(): void {
+    try {
+      this.#rewrite();
+    } catch (error) {
+      if (!isNoSpace(error)) throw error;
+      this.#rewriteDue = true;
+    }
   }
 
   #apply(key: string, value: JsonValue | undefined): void {
@@ -184,11 +213,14 @@ export class FsMetaStore implements MetaStore {
     else this.#map.set(key, frozenJsonCopy(value));
   }
 
-  /** Keeps the file as found beside it and reports what recovery skipped or cut. */
+  /**
+   * Reports what recovery skipped or cut, keeping the file as found beside it (before the
+   * rewrite that drops the damage).
+   */
   #keepDamaged(buf: Buffer, read: MetaRead): void {
     this.#intact = false;
     const kept = this.#file + DAMAGED_SUFFIX;
-    replaceFile(this.#io, kept, buf, false);
+    this.#keep = buf;
     for (const { position, end } of read.damaged) {
       this.#report(
         new DataLossError(
@@ -216,15 +248,20 @@ export class FsMetaStore implements MetaStore {
 
   #flush(): void {
     if (this.#dirty.size === 0) return;
-    if (this.#records + this.#dirty.size > Math.max(COMPACT_AFTER, this.#map.size * 4)) {
-      this.#dirty.clear();
+    const limit = Math.max(COMPACT_AFTER, this.#map.size * 4);
+    if (this.#rewriteDue || this.#records + this.#dirty.size > limit) {
       this.#rewrite();
+      this.#dirty.clear();
       return;
     }
     const parts: Buffer[] = [];
     for (const key of this.#dirty) parts.push(metaRecord(key, this.#map.get(key)));
     const data = Buffer.concat(parts);
+    // What a refused append left past the end is cut first (cutting needs no space).
+    if (this.#appendFailed) this.#io.ftruncateSync(this.#fd, this.#size);
+    this.#appendFailed = true;
     writeFully(this.#io, this.#fd, data, 0, data.length, this.#size);
+    this.#appendFailed = false;
     this.#size += data.length;
     this.#records += parts.length;
     this.#dirty.clear();
@@ -232,6 +269,10 @@ export class FsMetaStore implements MetaStore {
   }
 
   #rewrite(): void {
+    if (this.#keep) {
+      replaceFile(this.#io, this.#file + DAMAGED_SUFFIX, this.#keep, false);
+      this.#keep = undefined;
+    }
     if (this.#intact) {
       const previous = readFile(this.#io, this.#file);
       if (previous) replaceFile(this.#io, this.#file + PREVIOUS_SUFFIX, previous, false);
@@ -246,6 +287,8 @@ export class FsMetaStore implements MetaStore {
     this.#size = data.length;
     this.#records = parts.length;
     this.#dirUnsynced = true;
+    this.#rewriteDue = false;
+    this.#intact = true;
   }
 
   #closeRetired(): void {

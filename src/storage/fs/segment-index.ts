@@ -12,9 +12,10 @@
  * there are none (layout 2 segments, whose chunks carry checksums, and layout 1 segments loaded
  * from a version 1 index, which are verified frame by frame).
  */
+import { isNoSpace } from '../../errors.js';
 import { crc32 } from './checksum.js';
 import { FRAME_CHECKSUM_LAYOUT, LITTLE_ENDIAN } from './frame.js';
-import { type FsIo, readFile, writeFully } from './io.js';
+import { type FsIo, readFile, unlinkIfPresent, writeFully } from './io.js';
 import type { Segment } from './segment.js';
 
 const INDEX_MAGIC = 0x494c514d; // "MQLI"
@@ -25,7 +26,7 @@ function tablesSize(version: number, slots: number, n: number, sparse: boolean):
   return n * 16 + slots * 4 + (sparse ? slots * 4 : 0) + n * 4 + (version >= 2 ? n * 4 : 0);
 }
 
-/** Writes the index of `seg` (not fsynced: a lost index only costs a scan). */
+/** Writes the index of `seg` (not fsynced: a lost index only costs a scan), unless the disk is full. */
 export function writeSegmentIndex(io: FsIo, seg: Segment): void {
   const slots = seg.slots;
   const n = seg.sparseCount;
@@ -58,6 +59,11 @@ export function writeSegmentIndex(io: FsIo, seg: Segment): void {
   seg.indexed = true;
   try {
     writeFully(io, fd, buf, 0, buf.length, 0);
+  } catch (error) {
+    if (!isNoSpace(error)) throw error;
+    // An index is a cache: a full disk goes without it, and its space is given back.
+    seg.indexed = false;
+    unlinkIfPresent(io, seg.indexFile);
   } finally {
     io.closeSync(fd);
   }
