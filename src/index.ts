@@ -1,3 +1,5 @@
+// The types use Node's (Buffer, AbortSignal): a consumer needs @types/node, not a `types` entry.
+/// <reference types="node" preserve="true" />
 /**
  * mqlite: the queues of an AMQP broker (streams, priority queues, last-value queues) inside a
  * Node.js process, on memory or on disk, with no broker.
