@@ -56,6 +56,16 @@ const replyText: Record<number, string> = {
 /** Marks the prototype of every `MqliteError` class, in whichever copy of mqlite made it. */
 const errorBrand = Symbol.for('mqlite.error');
 
+/** Whether `value` is an instance of `Class`, or an error of another copy's class of its name. */
+function isInstance(Class: abstract new (...args: never[]) => unknown, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(Class, value)) return true;
+  if (typeof value !== 'object' || value === null || !(errorBrand in value)) return false;
+  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    if (Object.hasOwn(proto, 'constructor') && proto.constructor.name === Class.name) return true;
+  }
+  return false;
+}
+
 /**
  * Base class of every error the library raises on purpose.
  *
@@ -65,12 +75,8 @@ const errorBrand = Symbol.for('mqlite.error');
  */
 export class MqliteError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
-    if (typeof value !== 'object' || value === null || !(errorBrand in value)) return false;
-    for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
-      if (Object.hasOwn(proto, 'constructor') && proto.constructor.name === this.name) return true;
-    }
-    return false;
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked about, often a subclass.
+    return isInstance(this, value);
   }
 
   override name = 'MqliteError';
