@@ -1,9 +1,9 @@
 /** The options of `mqlite serve`, read from its arguments and checked before anything opens. */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { Users } from '../../server/auth.js';
 import type { ServerLimits } from '../../server/limits.js';
 import { UsageError } from '../command.js';
+import { parseCommandArgs } from '../parse-args.js';
 import { exitsWithParent } from './parent-watch.js';
 
 export const SERVE_USAGE = `Usage: mqlite serve [options]
@@ -107,7 +107,7 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandArgs({
     args: [...args],
     allowPositionals: true,
     options: {
