@@ -216,7 +216,8 @@ export class AmqpConnection implements ChannelHost {
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
-    this.#closeReason = error.replyText;
+    this.#closeReason =
+      error.logDetail === undefined ? error.replyText : `${error.replyText} (${error.logDetail})`;
     this.#send(0, 'connection.close', {
       replyCode: error.replyCode,
       replyText: error.replyText,
