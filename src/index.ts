@@ -57,7 +57,32 @@ export {
   type RetentionEvent,
   type UnroutableEvent,
 } from './diagnostics.js';
-export * from './errors.js';
+// The error classes and their codes; the helpers that build their messages stay inside.
+export {
+  AbortedError,
+  AccessRefusedError,
+  ClosedError,
+  CommandInvalidError,
+  ContentTooLargeError,
+  CorruptionError,
+  type DamageLocation,
+  DataLossError,
+  type DataLossKind,
+  FormatVersionError,
+  InvalidConfigError,
+  MqliteError,
+  type MqliteErrorCode,
+  NoRouteError,
+  NotFoundError,
+  NotImplementedError,
+  OffsetClampedError,
+  PreconditionFailedError,
+  QueueFullError,
+  ReplyCode,
+  ResourceLockedError,
+  StorageError,
+  TimeoutError,
+} from './errors.js';
 export type { DestinationType, ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
 export type {
