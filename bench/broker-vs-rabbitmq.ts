@@ -13,7 +13,7 @@ import {
   type QueueOptions,
 } from '@cloudamqp/amqp-client';
 import { Broker } from '../src/broker/broker.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
 const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -38,12 +38,18 @@ interface Target {
 }
 
 const targets: Target[] = [
-  { name: 'mqlite', open: () => Broker.open(), scenarios: 2000, messages: 200_000, rounds: 3 },
+  {
+    name: 'mqlite',
+    open: () => Broker.open(),
+    scenarios: scaled(2000),
+    messages: scaled(200_000),
+    rounds: 3,
+  },
   {
     name: 'rabbitmq',
     open: () => AMQPSession.connect(url, { logger: null, maxRetries: 1 }),
-    scenarios: 5,
-    messages: 5_000,
+    scenarios: scaled(5),
+    messages: scaled(5_000),
     rounds: 2,
   },
 ];
@@ -74,15 +80,17 @@ async function publishAll(session: Session, queue: string, n: number): Promise<v
 async function consumeAll(session: Session, queue: string, n: number): Promise<void> {
   const q = await session.queue(queue, { durable: false });
   let received = 0;
-  let sub: { cancel(): Promise<void> } | undefined;
-  await new Promise<void>((resolve, reject) => {
-    q.subscribe({ prefetch: WINDOW }, () => {
-      if (++received === n) resolve();
-    }).then((s) => {
-      sub = s;
-    }, reject);
+  let done!: () => void;
+  const all = new Promise<void>((resolve) => {
+    done = resolve;
   });
-  await sub?.cancel();
+  // A small batch can all arrive before subscribe() resolves: cancel only once both happened,
+  // or the consumer lives on and takes the next round's messages.
+  const sub = await q.subscribe({ prefetch: WINDOW }, () => {
+    if (++received === n) done();
+  });
+  await all;
+  await sub.cancel();
 }
 
 export async function run(): Promise<BenchResult[]> {

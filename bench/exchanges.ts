@@ -5,11 +5,11 @@
  * Standalone: `npx tsx bench/exchanges.ts`.
  */
 import { Exchanges } from '../src/exchanges/index.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const ROUTES = 1_000_000;
-const BINDINGS = 10_000;
+const ROUTES = scaled(1_000_000);
+const BINDINGS = scaled(10_000);
 
 export async function run(): Promise<BenchResult[]> {
   const ex = new Exchanges();

@@ -5,7 +5,7 @@
  * Standalone: `node --expose-gc --import tsx bench/filters.ts`.
  */
 import { type CompiledStreamFilter, GeoIndex, parseStreamFilter } from '../src/filters/index.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
 /** Deterministic PRNG (mulberry32) so runs compare. */
@@ -24,7 +24,7 @@ function compile(f: unknown): CompiledStreamFilter {
   return parseStreamFilter({ 'x-stream-filter': f })!;
 }
 
-const N = 2_000_000;
+const N = scaled(2_000_000);
 const MASK = 1023;
 
 const ROUNDS = 5;
@@ -93,7 +93,7 @@ async function predicateBenches(): Promise<BenchResult[]> {
 async function geoIndexBenches(): Promise<BenchResult[]> {
   const r = rng(2);
   const CONSUMERS = 10_000;
-  const POINTS = 20_000;
+  const POINTS = scaled(20_000);
   const europe = () => [36 + 34 * r(), -10 + 50 * r()] as const;
   const filters = Array.from({ length: CONSUMERS }, () => {
     const [lat, lon] = europe();
@@ -121,7 +121,7 @@ async function geoIndexBenches(): Promise<BenchResult[]> {
   // The naive loop: every consumer, each behind a bounding-box pre-check of its region.
   const boxes = filters.map((f) => f.geoRegion!);
   let naive = 0;
-  const naivePoints = 1000;
+  const naivePoints = Math.min(1000, POINTS);
   const naiveRate = await bestOf(
     naivePoints,
     () => {

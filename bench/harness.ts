@@ -9,6 +9,20 @@ import type { BenchResult } from './types.js';
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /**
+ * A smoke run (`npm run bench -- --smoke`, as CI runs it): every module once at a tiny size, to
+ * prove it runs; its figures mean nothing. It starts and stops no broker.
+ */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/** The factor on message counts: `BENCH_SCALE` (0.1 for a quick run), or a thousandth in a smoke run. */
+export const SCALE = SMOKE ? 0.001 : Number(process.env.BENCH_SCALE ?? 1);
+
+/** `n` times `SCALE`, at least 1. */
+export function scaled(n: number): number {
+  return Math.max(1, Math.round(n * SCALE));
+}
+
+/**
  * Runs `fn` (which performs `ops` operations) `rounds` times after an untimed `setup` each round,
  * and returns the best throughput in ops/s. The best round is the one least disturbed by the
  * other process on a shared machine.

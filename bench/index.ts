@@ -5,7 +5,8 @@
  * also writes both into BENCHMARKS.md: the lead table's rows (keeping its Wire server rows) and
  * the section of all figures, with the command and the machine.
  *
- * `npm run bench -- stream lvq` runs only the named modules.
+ * `npm run bench -- stream lvq` runs only the named modules. `npm run bench -- --smoke` runs every
+ * module once at a tiny size (CI does, so a broken module fails it); its figures mean nothing.
  */
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -76,9 +77,15 @@ if (childModule !== undefined) {
   process.disconnect();
   process.exit(0);
 }
-const skip = new Set(['index.ts', 'types.ts', 'harness.ts']);
+// The helpers the modules share, which measure nothing themselves.
+const skip = new Set(['index.ts', 'types.ts', 'harness.ts', 'sqlite.ts']);
 const args = process.argv.slice(2);
 const write = args.includes('--write');
+// The children read it (see harness.ts): set before the first fork.
+if (args.includes('--smoke')) {
+  if (write) throw new Error('--smoke figures mean nothing: not written with --write');
+  process.env.BENCH_SMOKE = '1';
+}
 const only = args.filter((a) => !a.startsWith('--'));
 const modules = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && !skip.has(f))

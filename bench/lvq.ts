@@ -26,12 +26,12 @@ import {
   memoryInUse,
   printResults,
   publishWindowed,
+  scaled,
 } from './harness.js';
 import { loadSqlite, type Sqlite } from './sqlite.js';
 import type { BenchResult } from './types.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const PUBLISHES = Math.round(1_000_000 * SCALE);
+const PUBLISHES = scaled(1_000_000);
 const KEYS = 10_000;
 const FEW_KEYS = 1_000;
 /** Publishes between two waits for confirms (a pipelining publisher). */

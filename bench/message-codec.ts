@@ -8,10 +8,10 @@
  */
 import { messageCodec } from '../src/message/codec.js';
 import type { StoredMessage } from '../src/message/types.js';
-import { bestOf, isMain, printResults } from './harness.js';
+import { bestOf, isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const OPS = 1_000_000;
+const OPS = scaled(1_000_000);
 const body = new Uint8Array(100).fill(0x61);
 
 const messages: Array<[string, StoredMessage]> = [

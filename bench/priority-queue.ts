@@ -30,11 +30,10 @@ import { PriorityQueue } from '../src/queues/priority-queue.js';
 import { fsStorage } from '../src/storage/fs/index.js';
 import { memoryStorage } from '../src/storage/memory.js';
 import type { StorageAdapter } from '../src/storage/types.js';
-import { bestOf, isMain, memoryInUse, printResults, publishWindowed } from './harness.js';
+import { bestOf, isMain, memoryInUse, printResults, publishWindowed, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const MESSAGES = Math.round(1_000_000 * SCALE);
+const MESSAGES = scaled(1_000_000);
 const LEVELS = 10;
 /** Unconfirmed publishes in flight: memory confirms at once; fs group-commits every 100 ms. */
 const MEMORY_WINDOW = 1000;

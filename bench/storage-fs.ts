@@ -21,11 +21,11 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { fsStorage } from '../src/storage/fs/index.js';
 import type { LogCursor, RecordCodec } from '../src/storage/types.js';
-import { bestInTurns, bestOf, isMain, printResults } from './harness.js';
+import { bestInTurns, bestOf, isMain, printResults, scaled } from './harness.js';
 import { loadSqlite, type Sqlite } from './sqlite.js';
 import type { BenchResult } from './types.js';
 
-const RECORDS = 1_000_000;
+const RECORDS = scaled(1_000_000);
 const BATCH = 1000;
 const BODY = 100;
 /** Header, record and the chunk checksum that ends each payload (FORMAT.md, layout 2). */

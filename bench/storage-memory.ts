@@ -8,10 +8,10 @@
 import Denque from 'denque';
 import { memoryStorage } from '../src/storage/memory.js';
 import type { RecordCodec } from '../src/storage/types.js';
-import { isMain, printResults } from './harness.js';
+import { isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const RECORDS = 1_000_000;
+const RECORDS = scaled(1_000_000);
 const BATCH = 1000;
 const ROUNDS = 5;
 const TARGET_APPEND = 10e6;

@@ -30,14 +30,14 @@ import {
   memoryInUse,
   printResults,
   publishWindowed,
+  scaled,
 } from './harness.js';
 import { rawAppend } from './storage-fs.js';
 import type { BenchResult } from './types.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const MESSAGES = Math.round(1_000_000 * SCALE);
-const SEEK_MESSAGES = Math.round(10_000_000 * SCALE);
-const SEEKS = 100_000;
+const MESSAGES = scaled(1_000_000);
+const SEEK_MESSAGES = scaled(10_000_000);
+const SEEKS = scaled(100_000);
 /** Rounds per figure: the best is the one least disturbed by the host's other load. */
 const ROUNDS = 5;
 const BATCH = 1000;
@@ -400,7 +400,7 @@ async function geoConsumers(): Promise<BenchResult[]> {
     ...europe(),
     radius_km: 1 + 49 * random(),
   }));
-  const headers = Array.from({ length: Math.round(200_000 * SCALE) }, () => {
+  const headers = Array.from({ length: scaled(200_000) }, () => {
     const { lat, lon } = europe();
     return { 'x-geo-lat': lat, 'x-geo-lon': lon };
   });

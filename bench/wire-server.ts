@@ -26,7 +26,7 @@ import amqplib from 'amqplib';
 import { Broker } from '../src/broker/broker.js';
 import { PROTOCOL_HEADER } from '../src/server/handshake.js';
 import { listen } from '../src/server/server.js';
-import { isMain, printResults } from './harness.js';
+import { isMain, printResults, SMOKE } from './harness.js';
 import type { BenchResult } from './types.js';
 import { BODY, CLIENTS, type ClientName, connect, type WireClient } from './wire/clients.js';
 import type { ServerKind, Usage } from './wire/serve.js';
@@ -37,8 +37,8 @@ const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5681);
 const lavinUrl = `amqp://guest:guest@127.0.0.1:${lavinPort}`;
 /** LavinMQ's start and stop scripts (default: `../shared/lavinmq` beside the main checkout). */
 const lavinScripts = process.env.LAVINMQ_HOME ?? '/work/shared/lavinmq';
-const ROUNDS = Number(process.env.WIRE_ROUNDS ?? 5);
-const SCALE = Number(process.env.WIRE_SCALE ?? 1);
+const ROUNDS = SMOKE ? 1 : Number(process.env.WIRE_ROUNDS ?? 5);
+const SCALE = SMOKE ? 0.01 : Number(process.env.WIRE_SCALE ?? 1);
 /** RabbitMQ's cold start on this machine, measured before (not rerun: others share it). */
 const RABBIT_COLD_START_MS = 3500;
 
@@ -282,6 +282,8 @@ async function start(): Promise<BenchResult[]> {
       note: `ms; ${(RABBIT_COLD_START_MS / median(mqlite)).toFixed(0)}× mqlite`,
     },
   ];
+  // A smoke run must not restart a LavinMQ that others may be using.
+  if (SMOKE) return results;
   // Two LavinMQs cannot run side by side (both bind 5679): the one of the other rows is
   // restarted, and left running, with a fresh data directory.
   const port = lavinPort;
@@ -402,7 +404,7 @@ async function smallTests(): Promise<BenchResult[]> {
 
 // --- memory ------------------------------------------------------------------------------------
 
-const IDLE_CONNECTIONS = 1000;
+const IDLE_CONNECTIONS = SMOKE ? 50 : 1000;
 
 /** Opens the idle connections, 50 handshakes at a time; returns them for closing. */
 async function idleConnections(url: string, queue: string): Promise<amqplib.ChannelModel[]> {

@@ -4,9 +4,9 @@
  * message TTL expires without waiting.
  */
 import amqplib from 'amqplib';
-import { Broker } from '../src/index.js';
-import { listen } from '../src/server/index.js';
-import { ManualClock } from '../src/testing/index.js';
+import { Broker } from 'mqlite';
+import { listen } from 'mqlite/server';
+import { ManualClock } from 'mqlite/testing';
 
 /** The application module: reminders that expire into a dead-letter queue after a minute. */
 async function reminderService(url: string) {

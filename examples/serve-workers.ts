@@ -3,12 +3,13 @@
  * directory, two worker processes consume with amqplib, this process publishes with confirms.
  * The server restarts in the middle; the workers reconnect and nothing confirmed is lost.
  *
- * In an application the server is `npx mqlite serve --data ./data --port 5672`; here it is
- * started from the source, on a free port, in a directory of its own.
+ * In an application the server is `npx mqlite serve --data ./data --port 5672`; here this process
+ * starts the package's binary itself, on a free port, in a directory of its own.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,13 +45,13 @@ async function work(url: string): Promise<void> {
 
 /** Starts `mqlite serve` and resolves with it and the URL it printed. */
 async function startServer(dir: string, port: number) {
-  const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url));
+  // The `mqlite` binary of the installed package, as `npx mqlite` finds it.
+  const manifest = createRequire(import.meta.url).resolve('mqlite/package.json');
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { mqlite: string } };
   const server = spawn(
     process.execPath,
-    ['--import', 'tsx', bin, 'serve', '--data', dir, '--port', String(port)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    [path.join(path.dirname(manifest), bin.mqlite), 'serve', '--data', dir, '--port', String(port)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const [line] = (await once(server.stdout.setEncoding('utf8'), 'data')) as [string];
   return { server, url: line.split('\n')[0]! };

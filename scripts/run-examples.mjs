@@ -1,6 +1,7 @@
 // Runs every file in examples/ in its own process and fails if any of them fails or prints
 // other than its expected output, `examples/output/<name>.txt`: an example is a check of what it
-// shows, not only of running. `--update` writes the expected output of every example afresh.
+// shows, not only of running, and it imports mqlite by name, as an app does. `--update` writes
+// the expected output of every example afresh.
 // AMQP_URL is not passed on: the migration example then runs on mqlite alone, as it prints here.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,10 @@ for (const file of files) {
   process.stdout.write(run.stdout ?? '');
   const expectedFile = new URL(file.replace(/\.ts$/, '.txt'), outputs);
   let problem = run.status === 0 ? '' : `exit ${run.status ?? run.signal}`;
+  // An example is what a user copies: it reaches mqlite by the package's name, as an app does.
+  const source = readFileSync(new URL(file, examples), 'utf8');
+  if (!problem && /['"]\.\.\/src\//.test(source))
+    problem = 'reaches into ../src/ (import mqlite instead)';
   if (!problem && update) {
     mkdirSync(outputs, { recursive: true });
     writeFileSync(expectedFile, run.stdout);

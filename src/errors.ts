@@ -52,8 +52,32 @@ const replyText: Record<number, string> = {
   541: 'INTERNAL_ERROR',
 };
 
-/** Base class of every error the library raises on purpose. */
+/** Marks the prototype of every `MqliteError` class, in whichever copy of mqlite made it. */
+const errorBrand = Symbol.for('mqlite.error');
+
+/** Whether `value` is an instance of `Class`, or an error of another copy's class of its name. */
+function isInstance(Class: abstract new (...args: never[]) => unknown, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(Class, value)) return true;
+  if (typeof value !== 'object' || value === null || !(errorBrand in value)) return false;
+  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    if (Object.hasOwn(proto, 'constructor') && proto.constructor.name === Class.name) return true;
+  }
+  return false;
+}
+
+/**
+ * Base class of every error the library raises on purpose.
+ *
+ * `instanceof` holds across the ES and the CommonJS build: a process that loads both (one
+ * dependency imports mqlite, another requires it) holds two copies of each class, and an error of
+ * either copy is an instance of the other copy's class of the same name.
+ */
 export class MqliteError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked about, often a subclass.
+    return isInstance(this, value);
+  }
+
   override name = 'MqliteError';
   /** Stable machine-readable code. */
   readonly code: MqliteErrorCode;
@@ -66,6 +90,7 @@ export class MqliteError extends Error {
     this.replyCode = replyCode;
   }
 }
+Object.defineProperty(MqliteError.prototype, errorBrand, { value: true });
 
 /** 406: an argument is invalid or differs from the existing declaration. */
 export class PreconditionFailedError extends MqliteError {

@@ -1,3 +1,5 @@
+// The types use Node's (Buffer, AbortSignal): a consumer needs @types/node, not a `types` entry.
+/// <reference types="node" preserve="true" />
 /**
  * mqlite: the queues of an AMQP broker (streams, priority queues, last-value queues) inside a
  * Node.js process, on memory or on disk, with no broker.
@@ -55,7 +57,31 @@ export {
   type RetentionEvent,
   type UnroutableEvent,
 } from './diagnostics.js';
-export * from './errors.js';
+// The error classes and their codes; the helpers that build their messages stay inside.
+export {
+  AbortedError,
+  AccessRefusedError,
+  ClosedError,
+  ContentTooLargeError,
+  CorruptionError,
+  type DamageLocation,
+  DataLossError,
+  type DataLossKind,
+  FormatVersionError,
+  InvalidConfigError,
+  MqliteError,
+  type MqliteErrorCode,
+  NoRouteError,
+  NotFoundError,
+  NotImplementedError,
+  OffsetClampedError,
+  PreconditionFailedError,
+  QueueFullError,
+  ReplyCode,
+  ResourceLockedError,
+  StorageError,
+  TimeoutError,
+} from './errors.js';
 export type { DestinationType, ExchangeInfo, ExchangeType } from './exchanges/types.js';
 export { Message, type Settlement } from './message/message.js';
 export { AmqpTimestamp } from './message/timestamp.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Broker } from '../src/broker/broker.js';
 import * as errors from '../src/errors.js';
 import * as api from '../src/index.js';
@@ -68,5 +68,22 @@ describe('errors', () => {
     expect(exported.length).toBeGreaterThanOrEqual(17);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(documented.sort(byName)).toEqual(exported.sort(byName));
+  });
+});
+
+describe('errors of two copies of mqlite (its ES and its CommonJS build in one process)', () => {
+  it('are instances of the same-named classes of either copy, and of no other', async () => {
+    // A second instance of the module, as the other build's copy is.
+    vi.resetModules();
+    const other = await import('../src/errors.js');
+    expect(other.NotFoundError).not.toBe(errors.NotFoundError);
+    const theirs = new other.NotFoundError("no queue 'q'");
+    expect(theirs).toBeInstanceOf(errors.NotFoundError);
+    expect(theirs).toBeInstanceOf(errors.MqliteError);
+    expect(theirs).not.toBeInstanceOf(errors.PreconditionFailedError);
+    const ours = new errors.DataLossError('torn-write', 'lost');
+    expect(ours).toBeInstanceOf(other.CorruptionError);
+    expect(ours).not.toBeInstanceOf(other.NotFoundError);
+    expect(new Error('plain')).not.toBeInstanceOf(other.MqliteError);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
+import { refuseUnknownKeys } from '../queues/unknown-names.js';
 import type { StorageAdapter } from '../storage/types.js';
 import { type BrokerConfig, loadConfig } from './config.js';
 import { type Definitions, loadDefinitions } from './definitions.js';
@@ -69,9 +70,7 @@ export function checkOptions(options: unknown): asserts options is BrokerOptions
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('Broker.open() options must be an object');
   }
-  for (const key of Object.keys(options)) {
-    if (!BROKER_OPTIONS.has(key)) throw new TypeError(`unknown Broker option '${key}'`);
-  }
+  refuseUnknownKeys(options, BROKER_OPTIONS, 'Broker option');
   const { onError, strict, vhost } = options as BrokerOptions;
   if (onError !== undefined && typeof onError !== 'function') {
     throw new TypeError('Broker option onError must be a function');

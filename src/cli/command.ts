@@ -30,5 +30,13 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/**
+ * A directory argument the command cannot read (missing, or not a data directory): printed
+ * without the usage, exit code 2.
+ */
+export class DirectoryError extends Error {
+  override name = 'DirectoryError';
+}
+
 /** Exit codes, as shells and `sqlite3` use them. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;

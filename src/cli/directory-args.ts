@@ -2,8 +2,9 @@
  * The arguments of the commands that read a data directory (`inspect`, `peek`, `verify`): the
  * directory first, then what else the command names, and `--json` beside its own options.
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './command.js';
+import { parseCommandArgs } from './parse-args.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -32,7 +33,7 @@ export function parseDirectoryArgs<const T extends Options = Record<never, never
     what: 'one data directory',
   },
 ): Parsed<T> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandArgs({
     args: [...args],
     options: { ...JSON_OPTION, ...(options as T) },
     allowPositionals: true,

@@ -8,7 +8,8 @@ import { toJsonTable } from '../exchanges/field-values.js';
 import { lvqKey } from '../queues/lvq/key.js';
 import { storedOffsets } from '../queues/stream/tracking.js';
 import { segmentFiles } from '../storage/fs/index.js';
-import { type CliIo, type Command, EXIT } from './command.js';
+import { type Command, EXIT } from './command.js';
+import { type VhostDirectory, vhostDirectories } from './data-directories.js';
 import { parseDirectoryArgs } from './directory-args.js';
 import { counted, detailOf, formatBytes, jsonOf, writeJson } from './render.js';
 import {
@@ -19,14 +20,16 @@ import {
   type StoredEntry,
 } from './stored-directory.js';
 
-const USAGE = `Usage: mqlite inspect <dir> [--json]
+const USAGE = `Usage: mqlite inspect <dir> [--vhost <name>] [--json]
 
 Lists the queues and exchanges of a data directory: kind, arguments, message counts and bytes,
-stream consumers' stored offsets, last-value queue key counts, and each log's segment files.
+stream consumers' stored offsets, last-value queue key counts, and each log's segment files,
+for every vhost 'mqlite serve' keeps in it (in ~vhosts/), or the one named.
 Reads only: the directory is not locked or changed, and a running server may keep it open.
 
 Options:
-  --json   print one JSON document instead of text
+  --vhost <name>   only this vhost ('/' is the directory itself)
+  --json           print one JSON document instead of text; the other vhosts under "vhosts"
 `;
 
 interface SegmentReport {
@@ -133,10 +136,19 @@ function holderText(holder: number | undefined): string {
   return `held by pid ${holder}: its latest writes may not show`;
 }
 
-function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueReport[]): void {
+/** The text report of one vhost's directory; `vhost` is named unless it is `/` alone. */
+function textOf(
+  stored: StoredDirectory,
+  queues: readonly QueueReport[],
+  vhost: string | undefined,
+): string {
   const out: string[] = [];
   const { formatVersion, holder } = stored.snapshot;
-  out.push(`Data directory ${stored.dir} (format ${formatVersion}, ${holderText(holder)})`, '');
+  const named = vhost === undefined ? '' : `vhost '${vhost}', `;
+  out.push(
+    `Data directory ${stored.dir} (${named}format ${formatVersion}, ${holderText(holder)})`,
+    '',
+  );
   const declared = queues.filter((q) => q.kind !== undefined);
   const others = queues.filter((q) => q.kind === undefined);
   const describe = (q: QueueReport) => {
@@ -187,41 +199,55 @@ function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueRep
     out.push('', 'A reopen would repair');
     for (const loss of stored.losses) out.push(`  ${detailOf(loss)}`);
   }
-  io.stdout.write(`${out.join('\n')}\n`);
+  return `${out.join('\n')}\n`;
+}
+
+/** One vhost's directory, read: its JSON document and its text. */
+async function inspectVhost(
+  { vhost, dir }: VhostDirectory,
+  named: boolean,
+): Promise<{ json: Record<string, unknown>; text: string }> {
+  const stored = await readStoredDirectory(dir);
+  try {
+    const queues: QueueReport[] = [];
+    for (const entry of stored.entries) queues.push(await reportQueue(stored, entry));
+    const json = {
+      dir: stored.dir,
+      vhost,
+      formatVersion: stored.snapshot.formatVersion,
+      holder: stored.snapshot.holder ?? null,
+      queues: queues.filter((q) => q.kind !== undefined),
+      exchanges: Object.entries(stored.exchanges).map(([name, exchange]) => ({
+        name,
+        ...exchange,
+      })),
+      namespaces: queues.filter((q) => q.kind === undefined),
+      recovery: stored.losses.map((loss) => ({
+        kind: loss.kind,
+        file: loss.file ?? null,
+        position: loss.position ?? null,
+        end: loss.end ?? null,
+        message: detailOf(loss),
+      })),
+    };
+    return { json, text: textOf(stored, queues, named ? vhost : undefined) };
+  } finally {
+    await stored.close();
+  }
 }
 
 export const inspect: Command = {
   summary: 'list the queues, exchanges, messages and files of a data directory',
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals } = parseDirectoryArgs(args);
-    const stored = await readStoredDirectory(positionals[0]!);
-    try {
-      const queues: QueueReport[] = [];
-      for (const entry of stored.entries) queues.push(await reportQueue(stored, entry));
-      if (values.json) {
-        writeJson(io.stdout, {
-          dir: stored.dir,
-          formatVersion: stored.snapshot.formatVersion,
-          holder: stored.snapshot.holder ?? null,
-          queues: queues.filter((q) => q.kind !== undefined),
-          exchanges: Object.entries(stored.exchanges).map(([name, exchange]) => ({
-            name,
-            ...exchange,
-          })),
-          namespaces: queues.filter((q) => q.kind === undefined),
-          recovery: stored.losses.map((loss) => ({
-            kind: loss.kind,
-            file: loss.file ?? null,
-            position: loss.position ?? null,
-            end: loss.end ?? null,
-            message: detailOf(loss),
-          })),
-        });
-      } else printText(io, stored, queues);
-      return EXIT.ok;
-    } finally {
-      await stored.close();
-    }
+    const { values, positionals } = parseDirectoryArgs(args, { vhost: { type: 'string' } });
+    const vhosts = vhostDirectories(positionals[0]!, values.vhost);
+    const named = vhosts.length > 1 || vhosts[0]!.vhost !== '/';
+    const reports = [];
+    for (const vhost of vhosts) reports.push(await inspectVhost(vhost, named));
+    const [first, ...others] = reports;
+    if (values.json) writeJson(io.stdout, { ...first!.json, vhosts: others.map((r) => r.json) });
+    else io.stdout.write(reports.map((r) => r.text).join('\n'));
+    return EXIT.ok;
   },
 };

@@ -3,7 +3,7 @@
  * runs, so `mqlite verify` never loads the AMQP server.
  */
 import { createRequire } from 'node:module';
-import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { type CliIo, type Command, DirectoryError, EXIT, UsageError } from './command.js';
 
 /** Every subcommand by name, loaded on first use. */
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
@@ -61,6 +61,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     return await command.run(rest, io);
   } catch (error) {
+    if (error instanceof DirectoryError) {
+      io.stderr.write(`mqlite ${name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
     if (error instanceof UsageError || isParseArgsError(error)) {
       io.stderr.write(`mqlite ${name}: ${error.message}\n\n${command.usage}`);
       return EXIT.usage;

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { lockHolder } from '../storage/fs/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
+import { vhostDirectories } from './data-directories.js';
 import { parseDirectoryArgs } from './directory-args.js';
 import { counted, jsonOf, textOrHex, writeJson } from './render.js';
 import { logsOf, messageOf, readStoredDirectory, type StoredRecord } from './stored-directory.js';
@@ -87,6 +88,7 @@ export const peek: Command = {
   usage: USAGE,
   async run(args, io) {
     const options = parseOptions(args);
+    vhostDirectories(options.dir, '/');
     // Checked before anything is read: a live writer's files are not to be read as torn.
     const holder = lockHolder(path.resolve(options.dir));
     if (holder !== undefined) {

@@ -7,13 +7,14 @@ import type { ConnectionEvent } from '../server/events.js';
 import { listen } from '../server/server.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 import { parseServeOptions, SERVE_USAGE } from './serve/options.js';
+import { parentGone } from './serve/parent-watch.js';
 import { closeVhostBrokers, openVhostBrokers } from './serve/vhost-brokers.js';
 
 export const serve: Command = {
   summary: 'serve a data directory over AMQP 0-9-1 to other processes',
   usage: SERVE_USAGE,
   async run(args: readonly string[], io: CliIo): Promise<number> {
-    const options = parseServeOptions(args);
+    const options = parseServeOptions(args, io.env);
     const brokers = await openVhostBrokers(options.users.vhosts, {
       data: options.data,
       config: options.config,
@@ -39,7 +40,9 @@ export const serve: Command = {
       });
       io.stdout.write(`${server.url}\n`);
       if (server.tlsUrl) io.stdout.write(`${server.tlsUrl}\n`);
-      await aborted(io.signal);
+      await aborted(
+        options.exitWithParent ? AbortSignal.any([io.signal, parentGone(io.signal)]) : io.signal,
+      );
       await server.close();
     } finally {
       await closeVhostBrokers(brokers);

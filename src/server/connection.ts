@@ -247,7 +247,8 @@ export class AmqpConnection implements ChannelHost {
 
   fail(error: AmqpException, classId: number, methodId: number): void {
     if (this.#state === 'closing' || this.#state === 'ended') return;
-    this.#closeReason = error.replyText;
+    this.#closeReason =
+      error.logDetail === undefined ? error.replyText : `${error.replyText} (${error.logDetail})`;
     if (isHandshaking(this.#state)) {
       // Before tune-ok, RabbitMQ sends no connection.close: it waits, then closes the socket.
       // Only a refused login is told, to a client that announced authentication_failure_close.

@@ -38,6 +38,11 @@ export class AmqpException extends Error {
   constructor(
     readonly replyCode: number,
     detail: string,
+    /**
+     * What the server's log says beyond the reply text, which tells the client less (a refused
+     * login's reason, as RabbitMQ logs it and keeps from the client).
+     */
+    readonly logDetail?: string,
   ) {
     const text = `${TEXT[replyCode] ?? 'ERROR'} - ${detail}`;
     super(text);

@@ -10,6 +10,9 @@ export interface ConnectionEvent {
   readonly user?: string;
   /** The vhost, once opened. */
   readonly vhost?: string;
-  /** Of `closed`: the reply text of the connection.close the server ended it with, if it did. */
+  /**
+   * Of `closed`: the reply text of the connection.close the server ended it with, if it did, and
+   * for a refused login, in parentheses, why (which the client is not told, as on RabbitMQ).
+   */
   readonly reason?: string;
 }

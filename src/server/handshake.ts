@@ -62,6 +62,9 @@ export function login(
     throw new AmqpException(
       403,
       `Login was refused using authentication mechanism ${a.mechanism}. For details see the broker logfile.`,
+      credentials
+        ? `${a.mechanism} login refused: user '${credentials.user}' - invalid credentials`
+        : `${a.mechanism} login refused: its response could not be read`,
     );
   }
   return { user: credentials.user, cancelNotify };

@@ -1,3 +1,5 @@
+// The types use Node's (Buffer, AbortSignal): a consumer needs @types/node, not a `types` entry.
+/// <reference types="node" preserve="true" />
 /**
  * mqlite/server: an AMQP 0-9-1 server in the process, so applications and their AMQP clients
  * connect to a mqlite broker unchanged.

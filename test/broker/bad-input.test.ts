@@ -100,7 +100,7 @@ describe('bad arguments', () => {
       new TypeError("unknown queue option 'toString'"),
     );
     await expect(Broker.open({ storag: 1 } as never)).rejects.toThrow(
-      new TypeError("unknown Broker option 'storag'"),
+      new TypeError("unknown Broker option 'storag' (did you mean 'storage'?)"),
     );
   });
 });

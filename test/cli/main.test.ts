@@ -31,7 +31,7 @@ describe('the mqlite binary', () => {
     async (command) => {
       const run = await runCli([command, '--bogus', '/tmp']);
       expect(run.code).toBe(2);
-      expect(run.stderr).toContain("Unknown option '--bogus'");
+      expect(run.stderr).toContain(`mqlite ${command}: unknown option '--bogus'\n`);
       expect(run.stderr).toContain(`Usage: mqlite ${command}`);
     },
   );

@@ -8,7 +8,7 @@ import { RawClient } from '../server/raw-client.js';
 import { rawLogin } from '../support/amqp-login.js';
 import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/data-dirs.js';
-import { bodyText, serveEach } from '../support/serve.js';
+import { bodyText, serveEach, until } from '../support/serve.js';
 
 const serve = serveEach();
 
@@ -64,6 +64,15 @@ const LOGIN_REFUSED = {
 };
 
 describe('mqlite serve --users', () => {
+  it('logs why it refused a login, which the client is told only to look up', async () => {
+    const server = await serve(['--port', '0', '--users', usersFile(tempDir()), '--verbose']);
+    expect(await rawLogin(server.port, { user: 'app', password: 'wrong' })).toEqual(LOGIN_REFUSED);
+    await until(() => server.output.stdout.includes('closing AMQP connection'), 'the log line');
+    expect(server.output.stdout).toContain(
+      `${LOGIN_REFUSED.replyText} (PLAIN login refused: user 'app' - invalid credentials)`,
+    );
+  });
+
   it('logs in a user of the file with its password and refuses a wrong one with 403', async () => {
     const server = await serve(['--port', '0', '--users', usersFile(tempDir())]);
     const client = await rawLogin(server.port, { user: 'app', password: 's3cret' });

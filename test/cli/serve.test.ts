@@ -77,10 +77,10 @@ describe('mqlite serve', () => {
     ]);
   });
 
-  it('exits 2 with the usage for an unknown option', async () => {
+  it('exits 2 with the usage and the nearest option for an unknown one', async () => {
     const run = await runCli(['serve', '--prot', '5672']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("Unknown option '--prot'");
+    expect(run.stderr).toContain("mqlite serve: unknown option '--prot' (did you mean '--port'?)");
     expect(run.stderr).toContain('Usage: mqlite serve');
   });
 

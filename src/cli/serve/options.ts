@@ -1,9 +1,10 @@
 /** The options of `mqlite serve`, read from its arguments and checked before anything opens. */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { Users } from '../../server/auth.js';
 import type { ServerLimits } from '../../server/limits.js';
 import { UsageError } from '../command.js';
+import { parseCommandArgs } from '../parse-args.js';
+import { exitsWithParent } from './parent-watch.js';
 
 export const SERVE_USAGE = `Usage: mqlite serve [options]
 
@@ -28,6 +29,8 @@ Options:
   --max-message-size <n>    largest message body in bytes (default and most 134217728)
   --heartbeat <seconds>     heartbeat proposed to clients (default 60; 0: none)
   --verbose                 one line per connection event
+  --exit-with-parent        stop, as on SIGTERM, when the process that started serve goes
+                            away (default when started by npx or npm; off: --no-exit-with-parent)
   -h, --help                this text
 
 Prints the URL it listens on. SIGINT or SIGTERM closes every connection (320
@@ -45,6 +48,8 @@ export interface ServeOptions {
   readonly limits: ServerLimits;
   readonly heartbeat: number;
   readonly verbose: boolean;
+  /** Whether serve stops when its parent process goes away. */
+  readonly exitWithParent: boolean;
 }
 
 /**
@@ -52,7 +57,7 @@ export interface ServeOptions {
  * @throws UsageError for an unknown option or a malformed value; TypeError for a malformed
  *   users file; the file system's error for a file that cannot be read.
  */
-export function parseServeOptions(args: readonly string[]): ServeOptions {
+export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEnv): ServeOptions {
   const { values, positionals } = parse(args);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const cert = values['tls-cert'];
@@ -91,11 +96,18 @@ export function parseServeOptions(args: readonly string[]): ServeOptions {
     },
     heartbeat: integer(values.heartbeat, '--heartbeat', 60, 0, 65535),
     verbose: values.verbose === true,
+    exitWithParent: exitsWithParent(
+      {
+        exitWithParent: values['exit-with-parent'] === true,
+        noExitWithParent: values['no-exit-with-parent'] === true,
+      },
+      env,
+    ),
   };
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
+  return parseCommandArgs({
     args: [...args],
     allowPositionals: true,
     options: {
@@ -114,6 +126,8 @@ function parse(args: readonly string[]) {
       'max-message-size': { type: 'string' },
       heartbeat: { type: 'string' },
       verbose: { type: 'boolean' },
+      'exit-with-parent': { type: 'boolean' },
+      'no-exit-with-parent': { type: 'boolean' },
     },
   });
 }

@@ -76,6 +76,23 @@ export function checkFormat(
   return FORMAT_VERSION;
 }
 
+/**
+ * Whether `dir` is a data directory: it holds the format marker, or namespaces of a directory
+ * older than the marker. An empty or missing directory is not one (yet).
+ */
+export function isDataDirectory(io: FsIo, dir: string): boolean {
+  if (io.existsSync(path.join(dir, FORMAT_FILE))) return true;
+  let entries: string[];
+  try {
+    entries = io.readdirSync(dir);
+  } catch {
+    return false;
+  }
+  return entries.some(
+    (entry) => !entry.startsWith('.') && io.existsSync(path.join(dir, entry, NAMESPACE_FILE)),
+  );
+}
+
 function writeMarker(io: FsIo, dir: string, file: string, fsync: boolean): void {
   replaceFile(io, file, Buffer.from(`mqlite-fs ${FORMAT_VERSION}\n`, 'latin1'), fsync);
   if (fsync) {

@@ -29,6 +29,7 @@ import { overlayIo } from './overlay-io.js';
 import { finishRemovals, setAside } from './removal.js';
 
 export type { FsyncPolicy } from './durability.js';
+export { isDataDirectory } from './format.js';
 export type { FsIo } from './io.js';
 export { nodeIo } from './io.js';
 export { lockHolder } from './lock.js';
