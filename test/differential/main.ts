@@ -1,32 +1,43 @@
 /**
- * `npm run differential -- --seeds N [--seed S]`: runs N random sequences (in chunks of 50, seeds
- * S, S+1, ...) on the broker at `AMQP_URL` (default the local RabbitMQ) and on mqlite, printing
- * the shrunk sequence and both traces of the first difference.
+ * `npm run differential -- --seeds N [--seed S] [--profile P]`: runs N random sequences (in
+ * chunks of 50, seeds S, S+1, ...) of profile P (`basic`, `dead-letter`, `time` or `all`, which
+ * takes them in turn, chunk by chunk) on the broker at `AMQP_URL` (default the local RabbitMQ)
+ * and on mqlite, printing the shrunk sequence and the traces of the first difference.
  */
 import { parseArgs } from 'node:util';
 import { checkSeed, referenceUrl, waitForBroker } from './check.js';
+import { PROFILES, type Profile } from './profiles.js';
 
 const CHUNK = 50;
 const { values } = parseArgs({
-  options: { seeds: { type: 'string', default: '500' }, seed: { type: 'string', default: '1000' } },
+  options: {
+    seeds: { type: 'string', default: '500' },
+    seed: { type: 'string', default: '1000' },
+    profile: { type: 'string', default: 'basic' },
+  },
 });
 const total = Number(values.seeds);
 const first = Number(values.seed);
-if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first)) {
-  console.error('usage: npm run differential -- --seeds N [--seed S]');
+const profiles = values.profile === 'all' ? PROFILES : PROFILES.filter((p) => p === values.profile);
+if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first) || !profiles[0]) {
+  console.error(
+    `usage: npm run differential -- --seeds N [--seed S] [--profile ${PROFILES.join('|')}|all]`,
+  );
   process.exit(2);
 }
 await waitForBroker(referenceUrl);
 const started = Date.now();
+let raced = 0;
 for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   const runs = Math.min(CHUNK, total - done);
+  const profile: Profile = profiles[(seed - first) % profiles.length]!;
   try {
-    await checkSeed(seed, runs);
+    raced += (await checkSeed(seed, runs, profile)).raced;
   } catch (error) {
-    console.error((error as Error).message);
+    console.error(`seed ${seed} (${profile}):`, (error as Error).message);
     process.exit(1);
   }
   console.log(
-    `seed ${seed}: ${runs} sequences agree (${done + runs}/${total}, ${Math.round((Date.now() - started) / 1000)} s)`,
+    `seed ${seed} (${profile}): ${runs} sequences agree (${done + runs}/${total}, ${raced} raced a TTL, ${Math.round((Date.now() - started) / 1000)} s)`,
   );
 }
