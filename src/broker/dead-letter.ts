@@ -25,12 +25,16 @@ export type RouteFunction = (
  * Makes the dead-letter router handed to queues.
  * @param route resolves the names of the target queues (the broker's exchanges).
  * @param lookup the queue of a name, or undefined once it is gone.
+ * @param held while the broker opens its stored queues, a promise of the end of that: dead
+ *   letters (of messages that expired while it was closed) wait for it, so that they reach
+ *   target queues opened after their own, rather than being dropped as sent nowhere.
  */
 export function createDeadLetterRouter(
   route: RouteFunction,
   lookup: (queue: string) => MessageTarget | undefined,
+  held: () => Promise<void> | undefined = () => undefined,
 ): DeadLetterRouter {
-  return (message) => {
+  const deliver = (message: StoredMessage): Promise<void> | undefined => {
     let pending: Promise<void>[] | undefined;
     for (const name of route(message.exchange, message.routingKey, message.properties.headers)) {
       if (isDeadLetterCycle(message, name)) continue;
@@ -39,6 +43,10 @@ export function createDeadLetterRouter(
       (pending ??= []).push(target.publishMessage(message).catch(dropWhenFull));
     }
     return pending && Promise.all(pending).then(ignore);
+  };
+  return (message) => {
+    const opening = held();
+    return opening === undefined ? deliver(message) : opening.then(() => deliver(message));
   };
 }
 

@@ -65,6 +65,8 @@ export class OpenQueues {
   readonly #entries = new Map<string, OpenQueue>();
   readonly #deadLetter: DeadLetterRouter;
   readonly #publish: PublishFunction;
+  /** While the stored queues reopen, the end of that (see `whileRestoring`). */
+  #restoring: Promise<void> | undefined;
   /** Declarations and deletions run one at a time, so two never race on one name. */
   #operations: Promise<unknown> = Promise.resolve();
   readonly #binder: QueueBinder = {
@@ -91,7 +93,25 @@ export class OpenQueues {
       (exchange, routingKey, headers) =>
         exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
       (name) => this.#entries.get(name)?.queue,
+      () => this.#restoring,
     );
+  }
+
+  /**
+   * Runs `restore` (the reopening of the stored queues) with dead letters held until it ends: a
+   * queue that expires messages as it opens sends them to queues that open after it.
+   */
+  async whileRestoring(restore: () => Promise<void>): Promise<void> {
+    let release!: () => void;
+    this.#restoring = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      await restore();
+    } finally {
+      this.#restoring = undefined;
+      release();
+    }
   }
 
   /** The open queue of that name, if there is one. */

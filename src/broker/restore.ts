@@ -18,11 +18,14 @@ export async function restoreQueues(queues: OpenQueues, context: BrokerContext):
   const stored = registry.load();
   const onDisk = storage.supports.persistent ? new Set(await storage.listNamespaces()) : undefined;
   onDisk?.delete(BROKER_NAMESPACE);
-  for (const queue of stored) {
-    const present = !onDisk || onDisk.delete(queue.name);
-    await restoreQueue(queues, context, queue, present);
-  }
-  for (const name of onDisk ?? []) await adoptOrphan(queues, context, name);
+  // Messages that expired while the broker was closed are dead-lettered once all are open.
+  await queues.whileRestoring(async () => {
+    for (const queue of stored) {
+      const present = !onDisk || onDisk.delete(queue.name);
+      await restoreQueue(queues, context, queue, present);
+    }
+    for (const name of onDisk ?? []) await adoptOrphan(queues, context, name);
+  });
   context.exchanges.removeQueues((queue) => !queues.has(queue) && !damaged.has(queue));
   await registry.sync();
 }

@@ -34,10 +34,12 @@ import {
 } from '../consumer.js';
 import { releaseQueueStorage } from '../release-storage.js';
 import type { ClassicQueueInit } from './classic-options.js';
+import { storeInconsistency } from './consistency.js';
 import { waitForOne } from './consume-one.js';
 import { admitConsumer } from './consumer-admission.js';
 import { ConsumerRotation } from './consumer-rotation.js';
 import type { DeathReason } from './dead-letter.js';
+import { runDeadLetterHops } from './dead-letter-hops.js';
 import { DeadLetterSender } from './dead-letter-sender.js';
 import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
@@ -100,8 +102,11 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #ttl: MessageTtl;
   readonly #expires: QueueExpiry;
   #dispatching = false;
-  /** A `#dropHeads` is due at the end of the current run of requeues. */
-  #dropPending = false;
+  /**
+   * Messages requeued in this synchronous run of requeues into a queue whose limit drops heads:
+   * at its end the limit applies, then their TTL (`#endRequeueRun`).
+   */
+  readonly #requeueRun: number[] = [];
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
@@ -179,6 +184,15 @@ export class ClassicQueue implements AsyncDisposable {
     };
   }
 
+  /**
+   * @internal Throws when the queue's bookkeeping contradicts itself (a negative count, a ready
+   * count its messages do not add up to): the invariant tests check after every step.
+   */
+  assertConsistent(): void {
+    const wrong = storeInconsistency(this.store);
+    if (wrong !== undefined) throw new Error(`queue '${this.name}' is inconsistent: ${wrong}`);
+  }
+
   /** Whether the queue was closed or deleted. */
   get closed(): boolean {
     return this.#closed;
@@ -249,6 +263,7 @@ export class ClassicQueue implements AsyncDisposable {
     try {
       this.#assertOpen();
       this.#touch();
+      this.#endRequeueRun();
       this.#ttl.expireDue();
       const handle = this.store.shift();
       if (handle === NO_HANDLE) return Promise.resolve(null);
@@ -405,7 +420,10 @@ export class ClassicQueue implements AsyncDisposable {
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
-        if (dlx) void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
+        if (dlx) {
+          void this.#deadLetters.send(borrowed ? ownBody(message) : message, reason);
+          runDeadLetterHops();
+        }
         return Promise.reject(
           new QueueFullError(
             `queue '${this.name}' is full (${reason === 'maxlen' ? 'x-max-length' : 'x-max-length-bytes'}); message refused`,
@@ -416,7 +434,10 @@ export class ClassicQueue implements AsyncDisposable {
     const ttl = this.#ttl.of(message);
     const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
     const handle = store.add(message, now);
-    if (this.#consumers.length > 0) this.#dispatch();
+    // Nothing else ready: it goes to a consumer with room at once, even while requeued messages
+    // wait for their macrotask (none is ready now), as RabbitMQ hands an empty queue's arrival
+    // straight to a consumer, before any length limit applies.
+    if (this.#consumers.length > 0) this.#dispatch(store.readyCount === 1);
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
     if (hasLengthLimit(this.#limits)) this.#dropHeads();
@@ -445,15 +466,20 @@ export class ClassicQueue implements AsyncDisposable {
     this.#tickNow = Number.NaN;
   };
 
-  /** `#dropHeads` at the end of this synchronous run of requeues. */
-  #dropHeadsSoon(): void {
-    if (this.#dropPending) return;
-    this.#dropPending = true;
-    queueMicrotask(() => {
-      this.#dropPending = false;
-      if (!this.#closed) this.#dropHeads();
-    });
-  }
+  /**
+   * The end of a run of requeues (a multiple nack, a closing consumer): drop-head drops once
+   * every message returned together is back, then those of them still here that expired go, as
+   * RabbitMQ applies the length limit before the TTL. Runs in a microtask, or sooner when a
+   * `get` comes first.
+   */
+  readonly #endRequeueRun = (): void => {
+    const run = this.#requeueRun;
+    if (run.length === 0) return;
+    const handles = run.splice(0);
+    if (this.#closed) return;
+    this.#dropHeads();
+    for (const handle of handles) if (this.store.isReady(handle)) this.#ttl.requeued(handle);
+  };
 
   /** drop-head: removes (and dead-letters) messages in delivery order until within limits. */
   #dropHeads(): void {
@@ -512,17 +538,22 @@ export class ClassicQueue implements AsyncDisposable {
     return this.#rotation.next();
   }
 
-  /** Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop. */
-  #dispatch(): void {
-    if (this.#dispatching || this.#dispatchDeferred || this.#closed) return;
+  /**
+   * Delivers ready messages while some consumer has room. Re-entrant calls fold into the loop.
+   * `arrival`: the only ready message just arrived, so no requeue's deferral holds it back.
+   */
+  #dispatch(arrival = false): void {
+    if (this.#dispatching || (this.#dispatchDeferred && !arrival) || this.#closed) return;
     this.#dispatching = true;
     try {
       if (this.#ttl.pending) this.#ttl.expireDue();
       const store = this.store;
-      while (store.readyCount > 0 && !this.#dispatchDeferred) {
+      // The arrival goes out alone: what a delivery requeues waits for the deferral.
+      for (let first = arrival; store.readyCount > 0 && (first || !this.#dispatchDeferred); ) {
         const consumer = this.#pickConsumer();
         if (consumer === undefined) break;
         this.#deliver(consumer, store.shift());
+        first = false;
       }
     } finally {
       this.#dispatching = false;
@@ -575,11 +606,12 @@ export class ClassicQueue implements AsyncDisposable {
       return;
     }
     this.#deliveries.set(handle, deliveries);
-    // A requeued message counts against the length limit: drop-head drops once every message
-    // returned together (a multiple nack, a closing consumer) is back, as RabbitMQ does.
-    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits))
-      this.#dropHeadsSoon();
-    this.#ttl.requeued(handle);
+    // A requeued message counts against the length limit, which applies before its TTL.
+    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits)) {
+      if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRun);
+    } else {
+      this.#ttl.requeued(handle);
+    }
     this.#deferDispatch();
   }
 
@@ -635,6 +667,8 @@ export class ClassicQueue implements AsyncDisposable {
   /**
    * Dead-letters a stored message and settles (`inFlight`) or removes it. Its record is deleted
    * once the dead-letter copy is stored: a crash in between keeps it here rather than lose it.
+   * The copy's hop runs only once this queue is done with the message: a loop of queues that
+   * brings a dead letter back here finds it gone, not still ready.
    */
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
@@ -645,6 +679,7 @@ export class ClassicQueue implements AsyncDisposable {
     } finally {
       store.deletionsAfter = undefined;
     }
+    runDeadLetterHops();
   }
 
   /** Reports an error nobody awaits through `onError` and `mqlite:error`. */

@@ -14,6 +14,7 @@ import {
   deadLetteredCopy,
   isDeadLetterCycle,
 } from './dead-letter.js';
+import { runDeadLetterHops, scheduleDeadLetterHop } from './dead-letter-hops.js';
 
 /** What the sender reads of its queue at each death: the limits change with `applyLimits`. */
 export interface DeadLetterSource {
@@ -59,7 +60,11 @@ export class DeadLetterSender {
     dropChannel.publish({ queue: this.#queue.name, reason, message, deadLettered });
   }
 
-  /** Routes a dead-letter copy; returns the promise of its storage, if it was routed so. */
+  /**
+   * Makes the dead-letter copy and schedules its hop to the router (`runDeadLetterHops` runs
+   * it, once the queue has updated its own state). Returns the promise of the copy's storage,
+   * or undefined when nothing is sent (no dead-letter exchange, or a cycle).
+   */
   send(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
     const queue = this.#queue;
     const { deadLetterExchange, deadLetterRoutingKey } = queue.limits;
@@ -84,14 +89,25 @@ export class DeadLetterSender {
         message: copy,
       });
     }
-    try {
-      const result = router(copy);
-      if (result) result.catch(this.#onError);
-      return result ?? undefined;
-    } catch (error) {
-      this.#onError(error);
-      return undefined;
-    }
+    let routed!: (stored: Promise<void> | undefined) => void;
+    const stored = new Promise<void>((resolve) => {
+      routed = resolve as (stored: Promise<void> | undefined) => void;
+    });
+    // Reported below through `onError`; whoever waits on it sees the rejection too.
+    stored.catch(ignore);
+    const onError = this.#onError;
+    scheduleDeadLetterHop({
+      run() {
+        const result = router(copy);
+        if (result) result.catch(onError);
+        routed(result ?? undefined);
+      },
+      fail(error) {
+        onError(error);
+        routed(undefined);
+      },
+    });
+    return stored;
   }
 
   /**
@@ -111,7 +127,10 @@ export class DeadLetterSender {
       const level = (m: StoredMessage) => Math.min(m.properties.priority ?? 0, maxPriority);
       const ordered = batch.splice(0).sort((x, y) => level(y.message) - level(x.message));
       for (const { message: m, routed: done } of ordered) done(this.send(m, 'rejected'));
+      runDeadLetterHops();
     });
     return stored;
   }
 }
+
+function ignore(): void {}

@@ -4,6 +4,9 @@
  * message settled before its expiry is left in and skipped when it surfaces (the caller checks
  * whether the handle is still ready).
  *
+ * Entries due at the same time come out in queue order (by the rank the queue gives), however
+ * they were pushed: messages expiring together are dead-lettered in the order they stand.
+ *
  * With one queue-wide TTL, arrival order is expiry order and `push` appends at the bottom
  * without sifting, so the common case is O(1).
  */
@@ -11,10 +14,14 @@ export class ExpiryIndex {
   #at: Float64Array;
   #handle: Float64Array;
   #size = 0;
+  /** Orders handles that expire at the same time: queue order, whatever order they came in. */
+  readonly #rank: (handle: number) => number;
 
-  constructor(capacity = 64) {
+  /** `rank` sorts handles in queue order (default: the handle itself). */
+  constructor(rank: (handle: number) => number = (handle) => handle, capacity = 64) {
     this.#at = new Float64Array(capacity);
     this.#handle = new Float64Array(capacity);
+    this.#rank = rank;
   }
 
   /** Entries held, stale ones included. */
@@ -40,7 +47,7 @@ export class ExpiryIndex {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const p = heapAt[parent]!;
-      if (p <= at) break;
+      if (!this.#before(at, handle, p, heapHandle[parent]!)) break;
       heapAt[i] = p;
       heapHandle[i] = heapHandle[parent]!;
       i = parent;
@@ -64,8 +71,14 @@ export class ExpiryIndex {
     for (;;) {
       let child = 2 * i + 1;
       if (child >= n) break;
-      if (child + 1 < n && heapAt[child + 1]! < heapAt[child]!) child++;
-      if (heapAt[child]! >= at) break;
+      const right = child + 1;
+      if (
+        right < n &&
+        this.#before(heapAt[right]!, heapHandle[right]!, heapAt[child]!, heapHandle[child]!)
+      ) {
+        child = right;
+      }
+      if (!this.#before(heapAt[child]!, heapHandle[child]!, at, handle)) break;
       heapAt[i] = heapAt[child]!;
       heapHandle[i] = heapHandle[child]!;
       i = child;
@@ -99,6 +112,12 @@ export class ExpiryIndex {
       this.#at = new Float64Array(64);
       this.#handle = new Float64Array(64);
     }
+  }
+
+  /** Whether entry (at, handle) comes out before entry (otherAt, other). */
+  #before(at: number, handle: number, otherAt: number, other: number): boolean {
+    if (at !== otherAt) return at < otherAt;
+    return this.#rank(handle) < this.#rank(other);
   }
 
   #grow(): void {

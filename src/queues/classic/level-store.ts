@@ -275,6 +275,8 @@ export class LevelStore implements ReadyStore {
     const level = Math.floor(handle / LEVEL_SPAN);
     const offset = handle - level * LEVEL_SPAN;
     const lvl = this.#levels[level]!;
+    // Checked before anything changes: a bug elsewhere must not count a message twice.
+    if (lvl.isReady(offset)) throw new RangeError(`message ${handle} is ready, not in flight`);
     const bytes = bodyLength(lvl.log.get(offset)!);
     lvl.insertRequeued(offset);
     lvl.readyCount++;
@@ -300,7 +302,9 @@ export class LevelStore implements ReadyStore {
   remove(handle: number): void {
     const level = Math.floor(handle / LEVEL_SPAN);
     const offset = handle - level * LEVEL_SPAN;
-    const lvl = this.#levels[level]!;
+    const lvl = this.#levels[level];
+    // Checked before anything changes: removing twice would make the counts negative.
+    if (lvl?.isReady(offset) !== true) throw new RangeError(`message ${handle} is not ready`);
     let record: StoredMessage;
     if (offset === lvl.head) {
       record = lvl.headRecord!;
@@ -347,6 +351,12 @@ export class LevelStore implements ReadyStore {
     this.#readyBytes = 0;
     this.#top = -1;
     return purged;
+  }
+
+  rank(handle: number): number {
+    // Higher levels go first; within a level, offsets are arrival order.
+    const level = Math.floor(handle / LEVEL_SPAN);
+    return (this.#options.maxLevel - level) * LEVEL_SPAN + (handle - level * LEVEL_SPAN);
   }
 
   isReady(handle: number): boolean {

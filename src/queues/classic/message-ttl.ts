@@ -19,7 +19,7 @@ export class MessageTtl {
   readonly #onError: (error: unknown) => void;
   /** `x-message-ttl` in force, or Infinity. */
   #queueTtl: number;
-  readonly #index = new ExpiryIndex();
+  readonly #index: ExpiryIndex;
   #timer: TimerHandle | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -33,6 +33,7 @@ export class MessageTtl {
   ) {
     this.#clock = clock;
     this.#store = store;
+    this.#index = new ExpiryIndex((handle) => store.rank(handle));
     this.#queueTtl = queueTtl ?? Number.POSITIVE_INFINITY;
     this.#expire = expire;
     this.#onError = onError;

@@ -123,6 +123,12 @@ export interface ReadyStore {
   /** Deletes every ready message (in-flight ones stay) and returns how many went. */
   purge(): number;
 
+  /**
+   * A number that sorts stored handles in delivery order (the order `ready()` walks them in), for
+   * what must keep queue order among messages it otherwise finds equal (those expiring together).
+   */
+  rank(handle: number): number;
+
   /** Whether `handle` names a message that is currently ready. */
   isReady(handle: number): boolean;
 

@@ -194,7 +194,7 @@ export class ConflatingStore implements ReadyStore {
   }
 
   requeue(handle: number): boolean {
-    const flags = this.#flags(handle);
+    const flags = this.#flags(handle, IN_FLIGHT);
     const bytes = this.#table.bytes(handle);
     this.#inFlightCount--;
     this.#inFlightBytes -= bytes;
@@ -214,13 +214,13 @@ export class ConflatingStore implements ReadyStore {
   }
 
   settle(handle: number): void {
-    const flags = this.#flags(handle);
+    const flags = this.#flags(handle, IN_FLIGHT);
     this.#inFlightCount--;
     this.#inFlightBytes -= this.#delete(handle, flags);
   }
 
   remove(handle: number): void {
-    this.#removeReady(handle, this.#flags(handle));
+    this.#removeReady(handle, this.#flags(handle, READY));
   }
 
   purge(): number {
@@ -240,6 +240,11 @@ export class ConflatingStore implements ReadyStore {
     return purged;
   }
 
+  /** Handles are offsets in the log, which is queue order (a requeue keeps its place). */
+  rank(handle: number): number {
+    return handle;
+  }
+
   isReady(handle: number): boolean {
     return (this.#table.flags(handle) & READY) !== 0;
   }
@@ -251,7 +256,7 @@ export class ConflatingStore implements ReadyStore {
   }
 
   timestamp(handle: number): number {
-    this.#flags(handle);
+    this.#flags(handle, READY | IN_FLIGHT);
     return this.#table.timestamp(handle);
   }
 
@@ -367,9 +372,16 @@ export class ConflatingStore implements ReadyStore {
   }
 
   /** The state bits of a stored handle; throws for a handle that is not stored. */
-  #flags(handle: number): number {
+  /**
+   * The flags of a stored handle in the `state` (READY or IN_FLIGHT) an operation needs: checked
+   * before anything changes, so a bug elsewhere cannot count a message twice.
+   */
+  #flags(handle: number, state: number): number {
     const flags = this.#table.flags(handle);
     if (flags === 0) throw unknownHandle(handle);
+    if ((flags & state) === 0) {
+      throw new RangeError(`message ${handle} is not ${state === READY ? 'ready' : 'in flight'}`);
+    }
     return flags;
   }
 

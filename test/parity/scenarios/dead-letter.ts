@@ -1,7 +1,8 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import { eventually } from '../helpers.js';
+import { eventually, publishAll } from '../helpers.js';
 import type { ParityContext, ParityQueue, Scenario } from '../types.js';
+import { deadLettered } from './max-length.js';
 
 /**
  * The whole second the suite began in: no x-death time of a scenario is older. A bound taken in
@@ -201,6 +202,57 @@ export const deadLetterScenarios: Scenario[] = [
       const first = await arrival(dlq, 'the marker dead-lettered');
       expect(first.bodyString()).toBe('marker');
       expect(await dlq.get()).toBeNull();
+    },
+  },
+  {
+    name: 'messages that expire at the same moment are dead-lettered in queue order (x-message-ttl and expiration)',
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('same-moment-dlq', { durable: false });
+      const toDlq = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq.name };
+      const byTtl = await ctx.queue('same-moment-ttl', {
+        durable: false,
+        arguments: { ...toDlq, 'x-message-ttl': 50 },
+      });
+      const byExpiration = await ctx.queue('same-moment-exp', { durable: false, arguments: toDlq });
+      const bodies = ['m0', 'm1', 'm2', 'm3', 'm4'];
+      await publishAll(byTtl, bodies);
+      await ctx.elapse(50);
+      expect(await deadLettered(ctx, dlq, 5)).toEqual(bodies.map((b) => [b, 'expired']));
+      await publishAll(byExpiration, bodies, { expiration: '50' });
+      await ctx.elapse(50);
+      expect(await deadLettered(ctx, dlq, 5)).toEqual(bodies.map((b) => [b, 'expired']));
+    },
+  },
+  {
+    name: 'messages of a priority queue that expire at the same moment are dead-lettered highest priority first',
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('same-moment-prio-dlq', { durable: false });
+      const q = await ctx.queue('same-moment-prio', {
+        durable: false,
+        arguments: {
+          'x-max-priority': 2,
+          'x-message-ttl': 50,
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': dlq.name,
+        },
+      });
+      for (const [body, priority] of [
+        ['low0', 0],
+        ['high0', 2],
+        ['low1', 0],
+        ['mid0', 1],
+        ['high1', 2],
+      ] as const) {
+        await q.publish(body, { priority });
+      }
+      await ctx.elapse(50);
+      expect((await deadLettered(ctx, dlq, 5)).map(([body]) => body)).toEqual([
+        'high0',
+        'high1',
+        'mid0',
+        'low0',
+        'low1',
+      ]);
     },
   },
 ];

@@ -2,6 +2,7 @@ import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { deadLetterLoopScenarios } from './dead-letter-loops.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
@@ -67,6 +68,7 @@ const all: readonly Scenario[] = [
   ...priorityScenarios,
   ...consumerScenarios,
   ...deadLetterScenarios,
+  ...deadLetterLoopScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,

@@ -204,4 +204,24 @@ export const maxLengthScenarios: Scenario[] = [
       await consumer.cancel();
     },
   },
+  {
+    name: 'an expired message requeued into a full queue is dead-lettered by the limit, not its TTL (reason maxlen; maxlenbytes on mqlite for the byte limit)',
+    async run(_session, ctx) {
+      // drop-head is the default: stated for the second queue, it gives that one its own names.
+      for (const [overflow, limit] of [
+        [undefined, 'x-max-length'],
+        ['drop-head', 'x-max-length-bytes'],
+      ] as const) {
+        const { q, dlq } = await limited(ctx, overflow, { [limit]: 0 });
+        const consumer = await recorder(q, { prefetch: 1 }, () => undefined);
+        // The queue is empty: the consumer gets it at once, before any limit or TTL applies.
+        await q.publish('m1', { expiration: '0' });
+        await consumer.waitFor(1);
+        await consumer.received[0]!.nack(true);
+        const reason = limit === 'x-max-length' ? 'maxlen' : ctx.behaviour.maxLengthBytesReason;
+        expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', reason]]);
+        await consumer.cancel();
+      }
+    },
+  },
 ];

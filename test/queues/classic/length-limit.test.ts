@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MqliteError, QueueFullError } from '../../../src/errors.js';
+import type { Message } from '../../../src/message/message.js';
 import { Queue } from '../../../src/queues/priority-queue.js';
 import { drain, publishAll, queuesPerTest, STORAGE_KINDS, settle, toDlq } from './support.js';
 
@@ -98,6 +99,62 @@ describe.each(STORAGE_KINDS)('length limits on %s storage', (kind) => {
     expect(dead.bodyString()).toBe('refused');
     expect(dead.properties.headers?.['x-first-death-reason']).toBe('maxlen');
     expect(await drain(q)).toEqual(['kept']);
+  });
+
+  describe('an expired message requeued into a full queue is dropped by the limit, not by its TTL', () => {
+    for (const [limit, reason] of [
+      ['x-max-length', 'maxlen'],
+      ['x-max-length-bytes', 'maxlenbytes'],
+    ] as const) {
+      for (const how of ['nack', 'close'] as const) {
+        it(`${limit}, returned by ${how === 'nack' ? 'a nack' : 'a closing consumer'}`, async () => {
+          const dlq = await queues.fifo('dlq');
+          const q = await queues.fifo('q', { arguments: { ...toDlq, [limit]: 0 } });
+          const held: Message[] = [];
+          const consumer = await q.subscribe({ prefetch: 1, manualAck: true }, (m) => {
+            held.push(m);
+          });
+          // An empty queue hands it to the consumer at once: no limit or TTL applied yet.
+          await q.publish('m1', { expiration: '0' });
+          expect(held.map((m) => m.bodyString())).toEqual(['m1']);
+          if (how === 'nack') await held[0]!.nack(true);
+          else await consumer.close();
+          await settle();
+          const dead = (await dlq.get())!;
+          expect(dead.bodyString()).toBe('m1');
+          expect(dead.properties.headers?.['x-first-death-reason']).toBe(reason);
+          expect(await dlq.get()).toBeNull();
+          q.assertConsistent();
+        });
+      }
+    }
+
+    it('a get right after the requeue never returns the expired message', async () => {
+      const dlq = await queues.fifo('dlq');
+      const q = await queues.fifo('q', { arguments: { ...toDlq, 'x-max-length': 5 } });
+      await q.publish('m1', { expiration: '10' });
+      const held = (await q.get({ noAck: false }))!;
+      queues.clock.advance(10);
+      void held.nack(true);
+      expect(await q.get()).toBeNull();
+      await settle();
+      expect(deathReasons([(await dlq.get())!])).toEqual(['expired']);
+    });
+
+    it('an expired message requeued behind the limit expires once the heads are dropped', async () => {
+      const dlq = await queues.fifo('dlq');
+      const q = await queues.fifo('q', { arguments: { ...toDlq, 'x-max-length': 1 } });
+      await q.publish('a', { expiration: '10' });
+      await q.get({ noAck: false });
+      await q.publish('b', { expiration: '10' });
+      const b = (await q.get({ noAck: false }))!;
+      queues.clock.advance(10);
+      // Both come back together: the limit drops a, the head; b, expired, goes next.
+      await b.nack(true, true);
+      await settle();
+      expect(deathReasons([(await dlq.get())!, (await dlq.get())!])).toEqual(['maxlen', 'expired']);
+      expect(await q.get()).toBeNull();
+    });
   });
 
   it('refuses any other x-overflow value and negative limits with 406', async () => {

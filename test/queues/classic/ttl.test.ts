@@ -63,6 +63,71 @@ describe.each(STORAGE_KINDS)('message TTL on %s storage', (kind) => {
     expect(dead.properties.headers?.['x-first-death-reason']).toBe('expired');
   });
 
+  describe('messages that expire at the same moment are dead-lettered in queue order', () => {
+    const bodies = ['m0', 'm1', 'm2', 'm3', 'm4'];
+
+    /** The bodies the dead-letter queue holds once the clock passed every expiry. */
+    async function deadLettered(): Promise<string[]> {
+      queues.clock.advance(60_000);
+      await settle();
+      return drain(queues.byName.get('dlq')!);
+    }
+
+    it('with x-message-ttl', async () => {
+      await queues.fifo('dlq');
+      const q = await queues.fifo('q', { arguments: { ...toDlq, 'x-message-ttl': 60_000 } });
+      await publishAll(q, bodies);
+      expect(await deadLettered()).toEqual(bodies);
+    });
+
+    it('with a per-message expiration', async () => {
+      await queues.fifo('dlq');
+      const q = await queues.fifo('q', { arguments: toDlq });
+      await publishAll(
+        q,
+        bodies.map((body) => [body, { expiration: '1000' }]),
+      );
+      expect(await deadLettered()).toEqual(bodies);
+    });
+
+    it('when requeued in another order than they were delivered', async () => {
+      await queues.fifo('dlq');
+      const q = await queues.fifo('q', { arguments: { ...toDlq, 'x-message-ttl': 60_000 } });
+      await publishAll(q, bodies);
+      const held = [];
+      for (let i = 0; i < 3; i++) held.push((await q.get({ noAck: false }))!);
+      for (const message of held.reverse()) await message.nack(true);
+      expect(await deadLettered()).toEqual(bodies);
+    });
+
+    it('after a reopen', async () => {
+      await queues.fifo('dlq');
+      const args = { arguments: { ...toDlq, 'x-message-ttl': 60_000 } };
+      await publishAll(await queues.fifo('q', args), bodies.slice(0, 3));
+      await publishAll(
+        queues.byName.get('q')!,
+        bodies.slice(3).map((body) => [body, { expiration: '60000' }]),
+      );
+      await queues.reopen();
+      await queues.fifo('dlq');
+      await queues.fifo('q', args);
+      expect(await deadLettered()).toEqual(bodies);
+    });
+
+    it('on a priority queue: higher priorities first, then by arrival', async () => {
+      await queues.fifo('dlq');
+      const q = await queues.priority('q', 2, { arguments: { ...toDlq, 'x-message-ttl': 1000 } });
+      await publishAll(q, [
+        ['low0', { priority: 0 }],
+        ['high0', { priority: 2 }],
+        ['low1', { priority: 0 }],
+        ['mid0', { priority: 1 }],
+        ['high1', { priority: 2 }],
+      ]);
+      expect(await deadLettered()).toEqual(['high0', 'high1', 'mid0', 'low0', 'low1']);
+    });
+  });
+
   it('keeps the original expiry of a requeued message', async () => {
     const q = await queues.fifo('q', { arguments: { 'x-message-ttl': 1000 } });
     await publishAll(q, ['a', 'b']);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { normalizeMessage } from '../../../src/message/normalize.js';
 import type { FieldValue, StoredMessage } from '../../../src/message/types.js';
+import { storeInconsistency } from '../../../src/queues/classic/consistency.js';
 import { NO_HANDLE } from '../../../src/queues/classic/ready-store.js';
 import { ConflatingStore } from '../../../src/queues/lvq/conflating-store.js';
 import { lvqKey } from '../../../src/queues/lvq/key.js';
@@ -309,6 +310,20 @@ describe('a conflating store', () => {
     expect(new TextDecoder().decode(store.latest('k')!.body)).toBe('b');
   });
 
+  test('refuses to settle or requeue a ready message and to remove an unacked one, its counts unchanged', async () => {
+    const store = await openStore();
+    const a = store.add(msg('a', 1), 0);
+    const b = store.add(msg('b', 2), 0);
+    expect(store.shift()).toBe(a);
+    expect(() => store.settle(b)).toThrow(RangeError);
+    expect(() => store.requeue(b)).toThrow(RangeError);
+    expect(() => store.remove(a)).toThrow(RangeError);
+    store.settle(a);
+    expect(() => store.settle(a)).toThrow(RangeError);
+    expect([store.readyCount, store.inFlightCount]).toEqual([1, 0]);
+    expect(storeInconsistency(store)).toBeUndefined();
+  });
+
   test('matches a reference model under any sequence of operations', async () => {
     type Op =
       | { op: 'add'; key: number | null }
@@ -384,6 +399,7 @@ describe('a conflating store', () => {
           }
           if (o.op === 'add' && expanded.length > 100 && nextId % 97 !== 0) continue;
           const ready = model.filter((x) => x.state === 'ready').map((x) => String(x.id));
+          expect(storeInconsistency(store)).toBeUndefined();
           expect(readyBodies(store)).toEqual(ready);
           expect(store.readyCount).toBe(ready.length);
           expect(store.readyBytes).toBe(ready.reduce((sum, body) => sum + body.length, 0));
