@@ -40,13 +40,15 @@ export interface SeedResult {
  * Runs `runs` sequences of `profile` generated from `seed` on the reference broker and on
  * mqlite, in process and over its AMQP server; throws with the shrunk sequence and the traces on
  * a difference or a broken invariant. A difference after a deadline fell inside an action (see
- * timeline.ts) is counted as raced instead.
+ * timeline.ts) is counted as raced instead. `shrink: false` reports the first difference as it
+ * was found, without the minutes shrinking takes (each try of a differing sequence waits out the
+ * sides' agreement deadline).
  */
 export async function checkSeed(
   seed: number,
   runs: number,
   profile: Profile = 'basic',
-  url = referenceUrl,
+  { url = referenceUrl, shrink = true }: { url?: string; shrink?: boolean } = {},
 ): Promise<SeedResult> {
   let agreed = 0;
   let raced = 0;
@@ -60,7 +62,7 @@ export async function checkSeed(
       else if (result.raced) raced++;
       else throw new Error(`mqlite differs from the broker:\n${result.report}`);
     }),
-    { seed, numRuns: runs, includeErrorInReport: true },
+    { seed, numRuns: runs, includeErrorInReport: true, endOnFailure: !shrink },
   );
   return { agreed, raced };
 }

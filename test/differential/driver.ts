@@ -70,19 +70,11 @@ export class Driver {
   async #run(operation: Operation, publishNumber: number): Promise<string> {
     switch (operation.op) {
       case 'publish': {
-        const body = String(publishNumber).padEnd(operation.size, '.');
-        const expiration = operation.expiration ?? this.specs[operation.queue]!.expiration;
-        const properties = {
-          ...(operation.priority !== undefined && { priority: operation.priority }),
-          ...(expiration !== undefined && { expiration: String(expiration) }),
-          ...(operation.header !== undefined && { headers: { h: operation.header } }),
-        };
-        try {
-          await this.handles[operation.queue]!.publish(body, properties);
-          return `published ${body}`;
-        } catch {
-          return `refused ${body}`;
+        const outcomes: string[] = [];
+        for (let i = 0; i < (operation.burst ?? 1); i++) {
+          outcomes.push(await this.#publish(operation, publishNumber + i));
         }
+        return outcomes.join(', ');
       }
       case 'get': {
         const message = await this.handles[operation.queue]!.get({ noAck: operation.noAck });
@@ -126,6 +118,22 @@ export class Driver {
       case 'wait':
         // The run makes the time pass: on a broker really, on mqlite's clock by as much.
         return `waited ${operation.ms} ms`;
+    }
+  }
+
+  async #publish(operation: Extract<Operation, { op: 'publish' }>, n: number): Promise<string> {
+    const body = String(n).padEnd(operation.size, '.');
+    const expiration = operation.expiration ?? this.specs[operation.queue]!.expiration;
+    const properties = {
+      ...(operation.priority !== undefined && { priority: operation.priority }),
+      ...(expiration !== undefined && { expiration: String(expiration) }),
+      ...(operation.header !== undefined && { headers: { h: operation.header } }),
+    };
+    try {
+      await this.handles[operation.queue]!.publish(body, properties);
+      return `published ${body}`;
+    } catch {
+      return `refused ${body}`;
     }
   }
 

@@ -1,9 +1,10 @@
 /**
- * `npm run differential -- --seeds N [--seed S] [--profile P]`: runs N random sequences (in
- * chunks of 50, seeds S, S+1, ...) of profile P (`basic`, `dead-letter`, `time` or `all`, which
- * takes them in turn, chunk by chunk) on the broker at `AMQP_URL` (default the local RabbitMQ)
- * and on mqlite, printing each chunk's first difference, shrunk, with the traces. It goes on
- * past a difference, to the next chunk, and exits non-zero at the end if there was one.
+ * `npm run differential -- --seeds N [--seed S] [--profile P] [--unshrunk]`: runs N random
+ * sequences (in chunks of 50, seeds S, S+1, ...) of profile P (`basic`, `dead-letter`, `time` or
+ * `all`, which takes them in turn, chunk by chunk) on the broker at `AMQP_URL` (default the local
+ * RabbitMQ) and on mqlite, printing each chunk's first difference with the traces, shrunk unless
+ * `--unshrunk`. It goes on past a difference, to the next chunk, and exits non-zero at the end
+ * if there was one.
  */
 import { parseArgs } from 'node:util';
 import { checkSeed, referenceUrl, waitForBroker } from './check.js';
@@ -15,6 +16,7 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '500' },
     seed: { type: 'string', default: '1000' },
     profile: { type: 'string', default: 'basic' },
+    unshrunk: { type: 'boolean', default: false },
   },
 });
 const total = Number(values.seeds);
@@ -22,7 +24,7 @@ const first = Number(values.seed);
 const profiles = values.profile === 'all' ? PROFILES : PROFILES.filter((p) => p === values.profile);
 if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first) || !profiles[0]) {
   console.error(
-    `usage: npm run differential -- --seeds N [--seed S] [--profile ${PROFILES.join('|')}|all]`,
+    `usage: npm run differential -- --seeds N [--seed S] [--profile ${PROFILES.join('|')}|all] [--unshrunk]`,
   );
   process.exit(2);
 }
@@ -35,7 +37,7 @@ for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   const profile: Profile = profiles[(seed - first) % profiles.length]!;
   let outcome: string;
   try {
-    const result = await checkSeed(seed, runs, profile);
+    const result = await checkSeed(seed, runs, profile, { shrink: !values.unshrunk });
     raced += result.raced;
     outcome = `${result.agreed} sequences agree, ${result.raced} raced a TTL`;
   } catch (error) {

@@ -33,6 +33,8 @@ export type Operation =
       readonly expiration?: '0' | '3600000';
       readonly header?: number;
       readonly size: number;
+      /** Publishes this many messages in one action: at one instant of mqlite's clock. */
+      readonly burst?: number;
     }
   | { readonly op: 'get'; readonly queue: number; readonly noAck: boolean }
   /** Settles the `delivery`-th unsettled delivery (modulo how many there are), if any. */

@@ -22,8 +22,9 @@ export type Profile = 'basic' | 'dead-letter' | 'time';
 
 export const PROFILES: readonly Profile[] = ['basic', 'dead-letter', 'time'];
 
-function publishOp(queue: fc.Arbitrary<number>): fc.Arbitrary<Operation> {
-  return fc.record(
+/** A publish; of 2 to `burst` messages at once when given. */
+function publishOp(queue: fc.Arbitrary<number>, burst?: number): fc.Arbitrary<Operation> {
+  const one = fc.record(
     {
       op: fc.constant('publish' as const),
       queue,
@@ -32,6 +33,10 @@ function publishOp(queue: fc.Arbitrary<number>): fc.Arbitrary<Operation> {
     },
     { requiredKeys: ['op', 'queue', 'size'] },
   );
+  if (burst === undefined) return one;
+  return fc
+    .tuple(one, fc.integer({ min: 2, max: burst }))
+    .map(([publish, count]) => ({ ...publish, burst: count }));
 }
 
 /** A length-limited queue that dead-letters (the target is chosen by the topology). */
@@ -100,7 +105,9 @@ const timedQueue: fc.Arbitrary<QueueSpec> = fc
 function timeOperation(specs: readonly QueueSpec[]): fc.Arbitrary<Operation> {
   const queue = fc.integer({ min: 0, max: specs.length - 1 });
   return fc.oneof(
-    { weight: 5, arbitrary: publishOp(queue) },
+    { weight: 4, arbitrary: publishOp(queue) },
+    // Messages published at one instant expire at one instant: they leave in queue order.
+    { weight: 2, arbitrary: publishOp(queue, 4) },
     { weight: 3, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: ttl }) },
     { weight: 2, arbitrary: getOp(queue) },
     { weight: 3, arbitrary: settleOp(fc.boolean()) },
