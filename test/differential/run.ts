@@ -146,6 +146,12 @@ class Lockstep {
 /** A side that did not finish an action in `STUCK_MS`. */
 class Stuck extends Error {
   override name = 'Stuck';
+  readonly driver: Driver;
+
+  constructor(driver: Driver, what: string) {
+    super(`${what} did not finish in ${STUCK_MS} ms`);
+    this.driver = driver;
+  }
 }
 
 /** `action` on `driver`, or a `Stuck` error when it hangs. */
@@ -156,10 +162,7 @@ async function settles<T>(
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Stuck(`${driver.side.name}: ${what} did not finish in ${STUCK_MS} ms`)),
-      STUCK_MS,
-    );
+    timer = setTimeout(() => reject(new Stuck(driver, what)), STUCK_MS);
   });
   try {
     return await Promise.race([action(driver), stuck]);
@@ -192,7 +195,7 @@ export async function compareOn(
     same = await runOperations(run, sequence);
   } catch (error) {
     if (!(error instanceof Stuck) || !run) throw error;
-    run.reference.trace.push(`stuck: ${error.message}`);
+    error.driver.trace.push(`stuck: ${error.message}`);
     same = false;
   } finally {
     for (const d of sides) await settles('the cleanup', d, (x) => x.cleanup()).catch(() => {});
