@@ -57,7 +57,8 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   const io: FsIo = {
     ...base,
     openSync(path, flags) {
-      if (flags !== 'r') mutation(`open '${path}'`);
+      // Only flags that create or truncate change the disk ('r+' reopens a file to read it too).
+      if (/[wax]/.test(flags)) mutation(`open '${path}'`);
       return base.openSync(path, flags);
     },
     writeSync(fd, buffer, offset, length, position) {
