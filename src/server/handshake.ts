@@ -30,7 +30,7 @@ export const CONNECTION_START: OutArgs<'connection.start'> = {
       exchange_exchange_bindings: true,
       'basic.nack': true,
       consumer_cancel_notify: true,
-      'connection.blocked': false,
+      'connection.blocked': true,
       consumer_priorities: true,
       authentication_failure_close: true,
       per_consumer_qos: true,
@@ -46,6 +46,8 @@ export interface Login {
   readonly user: string;
   /** The client announced `consumer_cancel_notify`. */
   readonly cancelNotify: boolean;
+  /** The client announced `connection.blocked`: it is told when the alarm blocks it. */
+  readonly blockedNotify: boolean;
 }
 
 /**
@@ -57,10 +59,11 @@ export function login(
   authenticate: (user: string, password: string) => boolean,
 ): Login {
   const capabilities = a.clientProperties.capabilities;
-  const cancelNotify =
+  const announced = (name: string) =>
     typeof capabilities === 'object' &&
     capabilities !== null &&
-    (capabilities as Record<string, unknown>).consumer_cancel_notify === true;
+    Object.hasOwn(capabilities, name) &&
+    (capabilities as Record<string, unknown>)[name] === true;
   const credentials = parseCredentials(a.mechanism, a.response);
   if (!credentials || !authenticate(credentials.user, credentials.password)) {
     throw new AmqpException(
@@ -68,7 +71,11 @@ export function login(
       `Login was refused using authentication mechanism ${a.mechanism}. For details see the broker logfile.`,
     );
   }
-  return { user: credentials.user, cancelNotify };
+  return {
+    user: credentials.user,
+    cancelNotify: announced('consumer_cancel_notify'),
+    blockedNotify: announced('connection.blocked'),
+  };
 }
 
 /** What connection.tune-ok settles. */
