@@ -18,9 +18,8 @@
  * `node --expose-gc --import tsx bench/wire-server.ts [section...]`; `WIRE_ROUNDS` and
  * `WIRE_SCALE` (a factor on message counts) shorten or lengthen it.
  */
-import { type ChildProcess, execFile, fork } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import amqplib from 'amqplib';
 import { Broker } from '../src/broker/broker.js';
@@ -29,7 +28,7 @@ import { listen } from '../src/server/server.js';
 import { isMain, printResults, SMOKE } from './harness.js';
 import type { BenchResult } from './types.js';
 import { BODY, CLIENTS, type ClientName, connect, type WireClient } from './wire/clients.js';
-import type { ServerKind, Usage } from './wire/serve.js';
+import { rssOf, spawnServer } from './wire/server-process.js';
 import { listenSink, portOf } from './wire/sink.js';
 
 const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -54,43 +53,6 @@ function spread(values: readonly number[], format: (v: number) => string): strin
 
 const kilo = (v: number) => `${(v / 1000).toFixed(1)} k`;
 const times = (v: number) => `${v.toFixed(2)}×`;
-
-/** A server of this benchmark in a child process, and its URL. */
-interface Child {
-  readonly url: string;
-  usage(): Promise<Usage>;
-  stop(): Promise<void>;
-}
-
-function spawnServer(kind: ServerKind): Promise<Child> {
-  const child: ChildProcess = fork(
-    fileURLToPath(new URL('wire/serve.ts', import.meta.url)),
-    [kind],
-    {
-      execArgv: ['--expose-gc', '--import', 'tsx'],
-    },
-  );
-  const next = <T>() =>
-    new Promise<T>((resolve, reject) => {
-      child.once('message', (m) => resolve(m as T));
-      child.once('exit', (code) =>
-        reject(new Error(`bench/wire/serve.ts ${kind} exited (${code})`)),
-      );
-    });
-  return next<{ port: number }>().then(({ port }) => ({
-    url: `amqp://guest:guest@127.0.0.1:${port}`,
-    usage: () => {
-      const answer = next<Usage>();
-      child.send('usage');
-      return answer;
-    },
-    stop: () => {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.send('exit');
-      return exited;
-    },
-  }));
-}
 
 /** Whether an AMQP broker answers at `url`; says why not when it does not. */
 async function reachable(name: string, url: string): Promise<boolean> {
@@ -420,13 +382,6 @@ async function idleConnections(url: string, queue: string): Promise<amqplib.Chan
     open.push(...(await Promise.all(batch)));
   }
   return open;
-}
-
-/** Resident memory of a process, from /proc. */
-async function rssOf(pid: string): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
 async function memory(): Promise<BenchResult[]> {

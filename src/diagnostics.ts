@@ -93,6 +93,20 @@ export interface RecoveryEvent {
   readonly action: string;
 }
 
+/**
+ * Payload of `mqlite:alarm`: the AMQP server's memory alarm went on or off (see `listen()`'s
+ * `memory`): while it is on, publishing connections are blocked.
+ */
+export interface AlarmEvent {
+  readonly resource: 'memory';
+  /** True when the alarm went on, false when it cleared. */
+  readonly raised: boolean;
+  /** Bytes in use at the reading that changed it. */
+  readonly used: number;
+  /** The high watermark, in bytes. */
+  readonly limit: number;
+}
+
 /** Where an error nobody awaits came from. */
 export type ErrorSource =
   /** A consumer's callback threw or its promise rejected. */
@@ -141,6 +155,7 @@ export const CHANNELS = {
   retention: 'mqlite:retention',
   recovery: 'mqlite:recovery',
   error: 'mqlite:error',
+  alarm: 'mqlite:alarm',
 } as const;
 
 /** `mqlite:dead-letter`, carrying {@link DeadLetterEvent}. */
@@ -155,6 +170,8 @@ export const retentionChannel = channel(CHANNELS.retention);
 export const recoveryChannel = channel(CHANNELS.recovery);
 /** `mqlite:error`, carrying {@link ErrorEvent}. */
 export const errorChannel = channel(CHANNELS.error);
+/** `mqlite:alarm`, carrying {@link AlarmEvent}. */
+export const alarmChannel = channel(CHANNELS.alarm);
 
 /**
  * Reports an error nobody awaits: on `mqlite:error`, then to `handler`. A handler that throws

@@ -44,6 +44,7 @@ export { BrokerSession } from './broker/session.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export {
+  type AlarmEvent,
   CHANNELS,
   type DeadLetterEvent,
   type DeadLetterReason,

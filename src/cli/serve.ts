@@ -33,6 +33,7 @@ export const serve: Command = {
         vhosts,
         limits: options.limits,
         heartbeat: options.heartbeat,
+        memory: options.memory,
         ...(options.tls ? { tls: options.tls } : {}),
         ...(options.verbose
           ? { onConnection: (event: ConnectionEvent) => io.stdout.write(`${describe(event)}\n`) }

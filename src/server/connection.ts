@@ -57,9 +57,9 @@ export const HEARTBEAT_SECONDS = 60;
  */
 const BACKLOG_HIGH = 1024;
 const BACKLOG_LOW = 256;
-// No `connection.blocked` is sent while the socket is not read: this is flow control, like
-// RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a resource
-// alarm, and amqp-client rejects every publish while blocked.
+// No `connection.blocked` is sent while the socket is not read for its backlog: this is flow
+// control, like RabbitMQ's credit flow, which is silent; clients take `connection.blocked` for a
+// resource alarm (see `setAlarm`), and amqp-client rejects every publish while blocked.
 
 /** What a connection needs from its server. */
 export interface ConnectionOptions {
@@ -115,6 +115,14 @@ export class AmqpConnection implements ChannelHost {
   readonly #output: ConnectionOutput;
   readonly #heartbeats: Heartbeats;
   #backlog = 0;
+  #backlogHigh = false;
+  /** A resource alarm is in effect: the next publish blocks the connection. */
+  #alarm = false;
+  /** Blocked by the alarm: the socket is not read until it clears. */
+  #blocked = false;
+  /** The client announced `connection.blocked`, and was sent one (so it gets `unblocked`). */
+  #blockedNotify = false;
+  #sentBlocked = false;
   #readPaused = false;
   #heartbeatMs = 0;
   #ended: Promise<void> | undefined;
@@ -273,15 +281,52 @@ export class AmqpConnection implements ChannelHost {
 
   backlog(delta: number): void {
     this.#backlog += delta;
-    if (!this.#readPaused && this.#backlog >= BACKLOG_HIGH) {
-      this.#readPaused = true;
-      this.#socket.pause();
-    } else if (this.#readPaused && this.#backlog <= BACKLOG_LOW) {
-      this.#readPaused = false;
-      // The peer's heartbeats waited unread: its silence counts from now (as RabbitMQ).
-      this.#heartbeats.read();
-      this.#socket.resume();
+    if (!this.#backlogHigh && this.#backlog >= BACKLOG_HIGH) this.#backlogHigh = true;
+    else if (this.#backlogHigh && this.#backlog <= BACKLOG_LOW) this.#backlogHigh = false;
+    else return;
+    this.#updateReading();
+  }
+
+  /**
+   * A resource alarm went on or off. As on RabbitMQ, a connection under the alarm is blocked at
+   * its next publish: `connection.blocked` if it announced the capability, and its socket is not
+   * read (the publish's content and what follows wait) until the alarm clears, when it gets
+   * `connection.unblocked` and is read again. Consuming and acking go on.
+   */
+  setAlarm(raised: boolean): void {
+    this.#alarm = raised;
+    if (raised || !this.#blocked) return;
+    this.#blocked = false;
+    if (this.#sentBlocked && this.#state === 'running') this.#send(0, 'connection.unblocked', {});
+    this.#sentBlocked = false;
+    this.#updateReading();
+    // Frames read before the block and held since.
+    this.#onData(Buffer.alloc(0));
+  }
+
+  /** Blocks the connection under the alarm, after the publish that met it; returns false. */
+  #block(): boolean {
+    this.#blocked = true;
+    if (this.#blockedNotify) {
+      this.#send(0, 'connection.blocked', { reason: 'low on memory' });
+      this.#sentBlocked = true;
     }
+    this.#updateReading();
+    return false;
+  }
+
+  /** Reads the socket unless the backlog or the alarm stops it. */
+  #updateReading(): void {
+    const paused = this.#backlogHigh || this.#blocked;
+    if (paused === this.#readPaused) return;
+    this.#readPaused = paused;
+    if (paused) {
+      this.#socket.pause();
+      return;
+    }
+    // The peer's heartbeats waited unread: its silence counts from now (as RabbitMQ).
+    this.#heartbeats.read();
+    this.#socket.resume();
   }
 
   released(channel: number): void {
@@ -369,6 +414,7 @@ export class AmqpConnection implements ChannelHost {
       if (channelId === 0) this.#onConnectionMethod(method);
       else this.#onChannelMethod(channelId, method);
     });
+    if (method.name === 'basic.publish' && this.#alarm && !this.#blocked) return this.#block();
     return (this.#state as ConnectionState) !== 'ended';
   }
 
@@ -393,8 +439,12 @@ export class AmqpConnection implements ChannelHost {
     switch (method.name) {
       case 'connection.start-ok': {
         this.#authFailureClose = hasCapability(method.args, 'authentication_failure_close');
-        const { user, cancelNotify } = login(method.args, this.#options.authenticate);
+        const { user, cancelNotify, blockedNotify } = login(
+          method.args,
+          this.#options.authenticate,
+        );
         this.cancelNotify = cancelNotify;
+        this.#blockedNotify = blockedNotify;
         this.user = user;
         this.#state = 'tune-ok';
         const limits = this.#options.limits;

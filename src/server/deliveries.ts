@@ -5,7 +5,7 @@
  * RabbitMQ scopes them.
  */
 import { MqliteError } from '../errors.js';
-import { Message } from '../message/message.js';
+import type { Message } from '../message/message.js';
 import { ACK, type Outcome, REQUEUE, type Subscription } from '../queues/consumer.js';
 import { DeliveryWindow } from '../queues/delivery-window.js';
 import { AmqpException } from './errors.js';
@@ -15,8 +15,20 @@ class Got {
   constructor(readonly message: Message) {}
 }
 
-/** An unacknowledged delivery: a consumer's message (it knows its subscription), or a get. */
-type Unacked = Message | Got;
+/**
+ * A consumer's delivery: its subscription and the tag the subscription gave it, not the message
+ * (whose body the channel has no more use for once it is written: an unacked delivery costs the
+ * channel these two fields, and a deleted queue's deliveries keep none of its messages alive).
+ */
+class Delivered {
+  constructor(
+    readonly subscription: Subscription,
+    readonly tag: number,
+  ) {}
+}
+
+/** An unacknowledged delivery: a consumer's, or a get. */
+type Unacked = Delivered | Got;
 
 export class Deliveries {
   #tag = 0;
@@ -41,7 +53,7 @@ export class Deliveries {
 
   /** Records a consumer's delivery that waits for its acknowledgement. */
   track(tag: number, message: Message): void {
-    this.#unacked.add(tag, message);
+    this.#unacked.add(tag, new Delivered(subscriptionOf(message), message.deliveryTag));
   }
 
   /** Records a `basic.get` that waits for its acknowledgement. */
@@ -63,7 +75,7 @@ export class Deliveries {
     if (!multiple) {
       const entry = this.#unacked.take(tag);
       if (entry === undefined) throw unknownTag(tag);
-      if (entry instanceof Message) this.#settleUpTo(entry, false, outcome);
+      if (entry instanceof Delivered) this.#settleUpTo(entry, false, outcome);
       else settleGot(entry, outcome);
       return;
     }
@@ -71,14 +83,14 @@ export class Deliveries {
     const runs: Unacked[] = [];
     let last: Subscription | undefined;
     const settled = this.#unacked.takeUpTo(tag === 0 ? Number.POSITIVE_INFINITY : tag, (entry) => {
-      const subscription = entry instanceof Message ? subscriptionOf(entry) : undefined;
+      const subscription = entry instanceof Delivered ? entry.subscription : undefined;
       if (subscription !== undefined && subscription === last) runs[runs.length - 1] = entry;
       else runs.push(entry);
       last = subscription;
     });
     if (settled === 0 && tag !== 0) throw unknownTag(tag);
     for (const entry of runs) {
-      if (entry instanceof Message) this.#settleUpTo(entry, true, outcome);
+      if (entry instanceof Delivered) this.#settleUpTo(entry, true, outcome);
       else settleGot(entry, outcome);
     }
   }
@@ -97,11 +109,11 @@ export class Deliveries {
     for (const message of gets) await message.nack(true).catch(ignore);
   }
 
-  /** Settles `message`, with `multiple` every earlier delivery of its consumer too. */
-  #settleUpTo(message: Message, multiple: boolean, outcome: Outcome): void {
-    const subscription = subscriptionOf(message);
+  /** Settles a delivery, with `multiple` every earlier delivery of its consumer too. */
+  #settleUpTo(delivered: Delivered, multiple: boolean, outcome: Outcome): void {
+    const subscription = delivered.subscription;
     try {
-      subscription.settle(message.deliveryTag, multiple, outcome);
+      subscription.settle(delivered.tag, multiple, outcome);
     } catch (error) {
       // A delivery of a deleted queue settles as nothing: RabbitMQ acks it without complaint.
       // Anything else is the broker failing: the channel raises it.

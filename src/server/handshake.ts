@@ -30,7 +30,7 @@ export const CONNECTION_START: OutArgs<'connection.start'> = {
       exchange_exchange_bindings: true,
       'basic.nack': true,
       consumer_cancel_notify: true,
-      'connection.blocked': false,
+      'connection.blocked': true,
       consumer_priorities: true,
       authentication_failure_close: true,
       per_consumer_qos: true,
@@ -46,6 +46,8 @@ export interface Login {
   readonly user: string;
   /** The client announced `consumer_cancel_notify`. */
   readonly cancelNotify: boolean;
+  /** The client announced `connection.blocked`: it is told when the alarm blocks it. */
+  readonly blockedNotify: boolean;
 }
 
 /**
@@ -67,7 +69,11 @@ export function login(
         : `${a.mechanism} login refused: its response could not be read`,
     );
   }
-  return { user: credentials.user, cancelNotify };
+  return {
+    user: credentials.user,
+    cancelNotify,
+    blockedNotify: hasCapability(a, 'connection.blocked'),
+  };
 }
 
 /** Whether the client's connection.start-ok announces the capability `name`. */

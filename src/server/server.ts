@@ -13,6 +13,7 @@ import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import { resolveLimits, type ServerLimits } from './limits.js';
+import { MemoryAlarm, type MemoryAlarmOptions, type ResourceAlarm } from './memory-alarm.js';
 import { ReplyAddresses } from './reply-to.js';
 
 /** Options of `listen()`. */
@@ -39,7 +40,13 @@ export interface ListenOptions {
   tls?: TlsOptions & { port?: number };
   /** Heartbeat interval proposed to clients, in seconds (default 60, as RabbitMQ; 0: none). */
   heartbeat?: number;
-  /** Clock of heartbeats and handshake timeouts (default: the system clock). */
+  /**
+   * The memory alarm (RabbitMQ's `vm_memory_high_watermark`, default 0.4 of the machine's
+   * memory): while the process uses more, publishing connections are blocked (see README,
+   * "Limits of the server").
+   */
+  memory?: MemoryAlarmOptions;
+  /** Clock of heartbeats, handshake timeouts and memory readings (default: the system clock). */
   clock?: Clock;
   /** Told when a client connects, opens a vhost and goes. */
   onConnection?: (event: ConnectionEvent) => void;
@@ -59,6 +66,11 @@ export interface AmqpServer extends AsyncDisposable {
   readonly tlsPort: number | undefined;
   /** Connections open now. */
   readonly connections: number;
+  /**
+   * The resource alarms in effect (the memory alarm, as of its last reading), as RabbitMQ's
+   * local-alarms health check reports them: empty when healthy.
+   */
+  alarms(): ResourceAlarm[];
   /**
    * Stops accepting connections and closes every open one with 320 CONNECTION_FORCED, as a
    * broker shutting down does. The brokers stay open. Idempotent.
@@ -104,41 +116,44 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   const clock = options.clock ?? systemClock;
   const connections = new Set<AmqpConnection>();
   const replies = new ReplyAddresses();
+  const alarm = new MemoryAlarm(options.memory ?? {}, clock, (raised) => {
+    for (const connection of connections) connection.setAlarm(raised);
+  });
   const accept = (socket: Socket, tls: boolean) => {
     if (broker.closed) {
       socket.destroy();
       return;
     }
-    connections.add(
-      new AmqpConnection(socket, {
-        clock,
-        replies,
-        heartbeat,
-        limits,
-        tls,
-        handshakeTimeout: 10_000,
-        authenticate: (user, password) =>
-          users.authenticate(user, password) &&
-          (!loopbackUsers.has(user) || isLoopback(socket.remoteAddress)),
-        openVhost: (user, vhost) => {
-          // The connection opening counts itself among `connections`.
-          if (connections.size > limits.maxConnections) {
-            throw new AmqpException(
-              530,
-              `connection refused: node connection limit (${limits.maxConnections}) is reached`,
-            );
-          }
-          const access = users.access(user, vhost);
-          if (access === 'not-found') throw new AmqpException(530, `vhost ${vhost} not found`);
-          if (access === 'refused') {
-            throw new AmqpException(530, `access to vhost '${vhost}' refused for user '${user}'`);
-          }
-          return { broker: brokers.get(vhost)!, permissions: users.permissions(user, vhost) };
-        },
-        onEvent: options.onConnection,
-        onEnd: (connection) => connections.delete(connection),
-      }),
-    );
+    const connection = new AmqpConnection(socket, {
+      clock,
+      replies,
+      heartbeat,
+      limits,
+      tls,
+      handshakeTimeout: 10_000,
+      authenticate: (user, password) =>
+        users.authenticate(user, password) &&
+        (!loopbackUsers.has(user) || isLoopback(socket.remoteAddress)),
+      openVhost: (user, vhost) => {
+        // The connection opening counts itself among `connections`.
+        if (connections.size > limits.maxConnections) {
+          throw new AmqpException(
+            530,
+            `connection refused: node connection limit (${limits.maxConnections}) is reached`,
+          );
+        }
+        const access = users.access(user, vhost);
+        if (access === 'not-found') throw new AmqpException(530, `vhost ${vhost} not found`);
+        if (access === 'refused') {
+          throw new AmqpException(530, `access to vhost '${vhost}' refused for user '${user}'`);
+        }
+        return { broker: brokers.get(vhost)!, permissions: users.permissions(user, vhost) };
+      },
+      onEvent: options.onConnection,
+      onEnd: (ended) => connections.delete(ended),
+    });
+    connection.setAlarm(alarm.raised);
+    connections.add(connection);
   };
   const servers: Server[] = [];
   try {
@@ -152,8 +167,9 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
       servers.push(secure);
       tlsPort = await bind(secure, wanted ?? 0, host);
     }
-    return served(servers, connections, options.users, host, port, tlsPort);
+    return served(servers, connections, alarm, options.users, host, port, tlsPort);
   } catch (error) {
+    alarm.stop();
     for (const server of servers) server.close();
     throw error;
   }
@@ -173,6 +189,7 @@ function bind(server: Server, port: number, host: string): Promise<number> {
 function served(
   servers: readonly Server[],
   connections: ReadonlySet<AmqpConnection>,
+  alarm: MemoryAlarm,
   given: ListenOptions['users'],
   host: string,
   port: number,
@@ -191,6 +208,7 @@ function served(
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      alarm.stop();
       const stopped = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       await Promise.all(
         [...connections].map((c) =>
@@ -210,6 +228,7 @@ function served(
     get connections() {
       return connections.size;
     },
+    alarms: () => alarm.alarms(),
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -72,7 +72,8 @@ export function faultyIo(base: FsIo = nodeIo): FaultyIo {
   const io: FsIo = {
     ...base,
     openSync(path, flags) {
-      if (flags !== 'r') mutation(`open '${path}'`);
+      // Only flags that create or truncate change the disk ('r+' reopens a file to read it too).
+      if (/[wax]/.test(flags)) mutation(`open '${path}'`);
       if (opensFail?.test(path)) throw eio(`open '${path}'`, 'EMFILE');
       const fd = base.openSync(path, flags);
       paths.set(fd, path);

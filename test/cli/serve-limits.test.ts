@@ -82,6 +82,22 @@ describe('mqlite serve limits', () => {
     await connection.close();
   });
 
+  it('--memory-high-watermark 0 blocks every publisher at its first publish, as RabbitMQ', async () => {
+    const server = await serve(['--memory-high-watermark', '0']);
+    const connection = await amqplib.connect(server.url);
+    const blocked = new Promise((resolve) => connection.on('blocked', resolve));
+    const channel = await connection.createChannel();
+    channel.sendToQueue('amq.gen-none', Buffer.from('held'));
+    expect(await blocked).toBe('low on memory');
+    await connection.close().catch(() => {});
+  });
+
+  it('exits 2 for a memory watermark that is neither a fraction nor bytes', async () => {
+    const run = await runCli(['serve', '--port', '0', '--memory-high-watermark', '1.5']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--memory-high-watermark must be a fraction 0..1 or bytes');
+  });
+
   it('exits 1 for a limit out of range, naming it', async () => {
     const run = await runCli(['serve', '--port', '0', '--max-message-size', String(2 ** 28)]);
     expect(run.code).toBe(1);

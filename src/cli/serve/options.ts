@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Users } from '../../server/auth.js';
 import type { ServerLimits } from '../../server/limits.js';
+import type { MemoryAlarmOptions } from '../../server/memory-alarm.js';
 import { UsageError } from '../command.js';
 import { parseCommandArgs } from '../parse-args.js';
 import { exitsWithParent } from './parent-watch.js';
@@ -28,6 +29,10 @@ Options:
   --frame-max <n>           largest frame in bytes, 4096 or more (default 131072)
   --max-message-size <n>    largest message body in bytes (default and most 134217728)
   --heartbeat <seconds>     heartbeat proposed to clients (default 60; 0: none)
+  --memory-high-watermark <w>
+                            memory alarm: a fraction of the machine's memory (0..1,
+                            default 0.4) or bytes (1073741824, 512MiB, 2GB); above it
+                            publishers are blocked until memory falls back below
   --verbose                 one line per connection event
   --exit-with-parent        stop, as on SIGTERM, when the process that started serve goes
                             away (default when started by npx or npm; off: --no-exit-with-parent)
@@ -47,6 +52,7 @@ export interface ServeOptions {
   readonly tls: { readonly cert: Buffer; readonly key: Buffer; readonly port: number } | undefined;
   readonly limits: ServerLimits;
   readonly heartbeat: number;
+  readonly memory: MemoryAlarmOptions;
   readonly verbose: boolean;
   /** Whether serve stops when its parent process goes away. */
   readonly exitWithParent: boolean;
@@ -95,6 +101,7 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
       maxMessageBytes: optionalInteger(values['max-message-size'], '--max-message-size'),
     },
     heartbeat: integer(values.heartbeat, '--heartbeat', 60, 0, 65535),
+    memory: watermark(values['memory-high-watermark']),
     verbose: values.verbose === true,
     exitWithParent: exitsWithParent(
       {
@@ -125,6 +132,7 @@ function parse(args: readonly string[]) {
       'frame-max': { type: 'string' },
       'max-message-size': { type: 'string' },
       heartbeat: { type: 'string' },
+      'memory-high-watermark': { type: 'string' },
       verbose: { type: 'boolean' },
       'exit-with-parent': { type: 'boolean' },
       'no-exit-with-parent': { type: 'boolean' },
@@ -164,4 +172,27 @@ function optionalInteger(value: string | undefined, name: string): number | unde
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new UsageError(`${name} must be a whole number, got '${value}'`);
   return Number(value);
+}
+
+const UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  KB: 1e3,
+  MB: 1e6,
+  GB: 1e9,
+  KiB: 2 ** 10,
+  MiB: 2 ** 20,
+  GiB: 2 ** 30,
+};
+
+/** `--memory-high-watermark`: a fraction 0..1 of the machine's memory, or bytes with a unit. */
+function watermark(value: string | undefined): MemoryAlarmOptions {
+  if (value === undefined) return {};
+  if (/^(0|1)(\.\d+)?$/.test(value) && Number(value) <= 1) return { relative: Number(value) };
+  const match = /^(\d+)(KB|MB|GB|KiB|MiB|GiB)?$/.exec(value);
+  if (!match) {
+    throw new UsageError(
+      `--memory-high-watermark must be a fraction 0..1 or bytes (512MiB, 2GB), got '${value}'`,
+    );
+  }
+  return { absolute: Number(match[1]) * UNITS[match[2] ?? '']! };
 }

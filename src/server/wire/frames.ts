@@ -19,7 +19,8 @@ export class FrameError extends Error {
 /**
  * Receives one frame. Its payload is a view of the bytes pushed (or of a buffer joining them
  * with the bytes held before), which stay as they are as long as the pusher never writes into a
- * buffer it pushed: sockets' reads are fresh buffers. Return false to stop.
+ * buffer it pushed: sockets' reads are fresh buffers. Return false to stop: the bytes after the
+ * frame are held until the next push (an empty one goes on with them).
  */
 export type FrameHandler = (type: number, channel: number, payload: Buffer) => boolean;
 
@@ -71,7 +72,8 @@ export class FrameParser {
       if (buf[end] !== FRAME_END) throw new FrameError(`frame end marker missing (type ${type})`);
       const payload = buf.subarray(at + 7, end);
       at = end + 1;
-      if (!onFrame(type, channel, payload)) return;
+      // Stopped (a blocked connection): the frames after it wait for the next push.
+      if (!onFrame(type, channel, payload)) break;
     }
     if (at < buf.length) this.#pending = Buffer.from(buf.subarray(at));
   }

@@ -157,7 +157,8 @@ export class Compactor {
     if (ctx.closed()) return;
     for (const seg of this.#queue) {
       // Retried on its next ack, or once the records before its deletions are durable.
-      if (seg.pinned > 0 || seg.unsynced || seg.deletionNeed > ctx.durableEnd()) continue;
+      const handle = seg.handle;
+      if (handle?.pinned || handle?.unsynced || seg.deletionNeed > ctx.durableEnd()) continue;
       this.#queue.delete(seg);
       try {
         const removed = compactSegment(ctx.io, ctx.files, seg, ctx.fsync);

@@ -12,6 +12,7 @@ import type { Log, Namespace, SegmentInfo, StorageAdapter, StorageFeatures } fro
 import { makeDataDirectory } from './data-dir.js';
 import { checkFsyncPolicy, type FsyncPolicy } from './durability.js';
 import { checkFormat } from './format.js';
+import { checkMaxOpenFiles, DEFAULT_MAX_OPEN_FILES, Handles } from './handles.js';
 import { type FsIo, nodeIo } from './io.js';
 import { withStorageErrors } from './io-errors.js';
 import { lockDirectory, lockHolder } from './lock.js';
@@ -50,6 +51,12 @@ export interface FsStorageOptions {
   readonly fsync?: FsyncPolicy;
   /** The file operations used (for fault-injection tests); the real file system by default. */
   readonly io?: FsIo;
+  /**
+   * File descriptors kept open at most (default 128), whatever the number of queues: files open
+   * on demand and the least recently used close past it. Descriptors under an fsync in flight
+   * stay open beyond it until it ends.
+   */
+  readonly maxOpenFiles?: number;
 }
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
@@ -79,9 +86,13 @@ export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (options.dir === '') {
     throw new TypeError("fsStorage's dir is empty: name the data directory ('.' for this one)");
   }
+  const io = withStorageErrors(options.io ?? nodeIo);
+  const policy = checkFsyncPolicy(options.fsync ?? 'always');
+  const maxOpenFiles = checkMaxOpenFiles(options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES);
   const settings = {
-    io: withStorageErrors(options.io ?? nodeIo),
-    policy: checkFsyncPolicy(options.fsync ?? 'always'),
+    io,
+    handles: new Handles(io, maxOpenFiles, policy !== 'never'),
+    policy,
     segmentBytes: checkSegmentBytes(options.segmentBytes ?? DEFAULT_SEGMENT_BYTES),
   };
   return new FsAdapter(path.resolve(options.dir), settings, true);
@@ -113,8 +124,10 @@ export function openFsSnapshot(dir: string): FsSnapshot {
     throw new StorageError(`'${dir}' is not a data directory (no such directory)`, { file: at });
   }
   const holder = lockHolder(at);
+  const io = withStorageErrors(overlayIo());
   const settings = {
-    io: withStorageErrors(overlayIo()),
+    io,
+    handles: new Handles(io, DEFAULT_MAX_OPEN_FILES, false),
     policy: 'never' as const,
     segmentBytes: DEFAULT_SEGMENT_BYTES,
   };

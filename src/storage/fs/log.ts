@@ -32,6 +32,7 @@ import {
   SEGMENT_LAYOUT,
   writeFrame,
 } from './frame.js';
+import type { Handles } from './handles.js';
 import type { FsIo } from './io.js';
 import { loadLogOptions } from './log-options.js';
 import { MARKS_FILE, MarksFile } from './marks.js';
@@ -46,6 +47,8 @@ import { WriteBuffer } from './write-buffer.js';
 /** What a log gets from its namespace. */
 export interface LogContext {
   readonly io: FsIo;
+  /** The adapter's descriptor cache. */
+  readonly handles: Handles;
   readonly policy: FsyncPolicy;
   /** Receives what recovery cut or repaired. */
   readonly report: (loss: DataLossError) => void;
@@ -132,7 +135,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       redoesFailedFlush: true,
     });
     this.#reader = new FrameReader(this, 16 * 1024);
-    this.#files = new SegmentFiles(ctx.io, dir, ctx.policy !== 'never', () => this.#segs);
+    this.#files = new SegmentFiles(ctx.handles, dir, ctx.policy !== 'never', () => this.#segs);
     this.#compactor = new Compactor({
       io: ctx.io,
       files: this.#files,
@@ -454,7 +457,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
     if (marksLost) reportLostMarks(dir, this.#segs, report);
-    this.#marks = new MarksFile(io, path.join(dir, MARKS_FILE), (offset) => {
+    this.#marks = new MarksFile(this.#ctx.handles, path.join(dir, MARKS_FILE), (offset) => {
       const seg = this.#find(offset);
       const slot = seg ? seg.slotOf(offset) : -1;
       return seg !== undefined && slot >= 0 && seg.markSlot(slot);
@@ -506,8 +509,10 @@ export class FsLog<T> implements Log<T>, FrameSource {
 
   #writeBatch(): void {
     const seg = this.#active;
-    if (!this.writeBuffer.writeTo(this.io, seg)) return;
-    seg.unsynced = this.#ctx.policy !== 'never';
+    if (this.writeBuffer.used === 0) return;
+    const handle = this.#files.handleOf(seg);
+    this.writeBuffer.writeTo(this.io, handle.fd, seg);
+    handle.wrote();
     if (this.#ctx.policy === 'never') this.#deletions.durableEnd = this.#nextOffset;
   }
 
@@ -532,7 +537,6 @@ export class FsLog<T> implements Log<T>, FrameSource {
     // deleted by then (a last-value log's usual fate) never has one.
     this.#unindexed.push(old);
     this.#scheduler.touch();
-    this.#files.sealed(old);
     const seg = this.#files.create(old.id + 1, firstOffset, this.#nextOffset);
     // Segments of one log hold similar records: skip the tables' doubling from empty.
     seg.reserve(old.slots);

@@ -11,6 +11,7 @@
  */
 import { crc32 } from './checksum.js';
 import { LITTLE_ENDIAN } from './frame.js';
+import type { FileHandle, Handles } from './handles.js';
 import { type FsIo, readFile, replaceFileOpen, writeFully } from './io.js';
 
 export const MARKS_FILE = '~deleted';
@@ -46,7 +47,7 @@ export function readMarks(buf: Buffer, apply: (offset: number) => void): number 
 export class MarksFile {
   readonly #io: FsIo;
   readonly #file: string;
-  #fd: number;
+  readonly #handle: FileHandle;
   #size: number;
   #pending = new Float64Array(256);
   /** Per pending mark, the log's next offset when it was marked (non-decreasing). */
@@ -56,17 +57,13 @@ export class MarksFile {
   entries = 0;
   /** Marks in the file of records no longer stored (the log counts those it drops or compacts). */
   stale = 0;
-  /** Written since the last fsync. */
-  unsynced = false;
-  /** Fsyncs in flight, during which a replaced descriptor stays open. */
-  #pinned = 0;
-  readonly #retired: number[] = [];
 
   /**
    * Opens (creating) the marks file, passing every stored mark to `apply`, which says whether it
    * marked a record still stored (else the mark is stale).
    */
-  constructor(io: FsIo, file: string, apply: (offset: number) => boolean) {
+  constructor(handles: Handles, file: string, apply: (offset: number) => boolean) {
+    const io = handles.io;
     this.#io = io;
     this.#file = file;
     const buf = readFile(io, file) ?? Buffer.alloc(0);
@@ -74,21 +71,21 @@ export class MarksFile {
       if (!apply(offset)) this.stale++;
       this.entries++;
     });
-    this.#fd = io.openSync(file, io.existsSync(file) ? 'r+' : 'w+');
+    this.#handle = handles.file(file, 'r+');
+    if (!io.existsSync(file)) this.#handle.adopt(io.openSync(file, 'w+'));
     // A torn last batch: cut it so later batches are not hidden behind it.
-    if (at !== buf.length) io.ftruncateSync(this.#fd, at);
+    else if (at !== buf.length) io.ftruncateSync(this.#handle.fd, at);
     this.#size = at;
+  }
+
+  /** Written since the last fsync. */
+  get unsynced(): boolean {
+    return this.#handle.unsynced;
   }
 
   /** Fsyncs the file. */
   fsync(done: (error: Error | null) => void): void {
-    this.unsynced = false;
-    this.#pinned++;
-    this.#io.fsync(this.#fd, (error) => {
-      this.#pinned--;
-      this.#closeRetired();
-      done(error);
-    });
+    this.#handle.fsync(done);
   }
 
   /** Marks not written yet (held until the records before them are durable). */
@@ -128,13 +125,13 @@ export class MarksFile {
     if (!LITTLE_ENDIAN) frame.subarray(HEAD).swap64();
     frame.writeUInt32LE(count, 0);
     frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
-    writeFully(this.#io, this.#fd, frame, 0, frame.length, this.#size);
+    writeFully(this.#io, this.#handle.fd, frame, 0, frame.length, this.#size);
     this.#size += frame.length;
     this.#pending.copyWithin(0, count, this.#pendingCount);
     needs.copyWithin(0, count, this.#pendingCount);
     this.#pendingCount -= count;
     this.entries += count;
-    this.unsynced = true;
+    this.#handle.wrote();
     return true;
   }
 
@@ -165,27 +162,13 @@ export class MarksFile {
     frame.writeUInt32LE(offsets.length, 0);
     frame.writeUInt32LE(crc32(frame.subarray(HEAD)), 4);
     const data = offsets.length === 0 ? frame.subarray(0, 0) : frame;
-    const fd = replaceFileOpen(this.#io, this.#file, data, fsync);
-    this.#retire();
-    this.#fd = fd;
+    this.#handle.adopt(replaceFileOpen(this.#io, this.#file, data, fsync));
     this.#size = data.length;
     this.entries = offsets.length;
     this.stale = 0;
-    this.unsynced = false;
   }
 
   close(): void {
-    this.#retire();
-    this.#fd = -1;
-  }
-
-  #retire(): void {
-    if (this.#fd >= 0) this.#retired.push(this.#fd);
-    this.#closeRetired();
-  }
-
-  #closeRetired(): void {
-    if (this.#pinned > 0) return;
-    for (const fd of this.#retired.splice(0)) this.#io.closeSync(fd);
+    this.#handle.release();
   }
 }

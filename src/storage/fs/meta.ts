@@ -14,6 +14,7 @@ import { ClosedError, DataLossError, isNoSpace } from '../../errors.js';
 import { frozenJsonCopy } from '../json-value.js';
 import type { JsonValue, MetaStore } from '../types.js';
 import { type FsyncPolicy, SyncScheduler } from './durability.js';
+import type { FileHandle, Handles } from './handles.js';
 import {
   allDone,
   type FsIo,
@@ -43,15 +44,11 @@ export class FsMetaStore implements MetaStore {
   readonly #scheduler: SyncScheduler;
   readonly #isClosed: () => boolean;
   readonly #what: string;
-  #fd = -1;
+  readonly #handle: FileHandle;
   #size = 0;
   #records = 0;
-  #unsynced = false;
   /** A rewrite renamed a file: the directory needs an fsync too. */
   #dirUnsynced = false;
-  /** Fsyncs in flight, during which replaced descriptors stay open. */
-  #pinned = 0;
-  readonly #retired: number[] = [];
   readonly #report: (loss: DataLossError) => void;
   /** The file on disk is whole (not one recovery read around damage): worth keeping as previous. */
   #intact = true;
@@ -70,7 +67,7 @@ export class FsMetaStore implements MetaStore {
    * @param expected whether the namespace holds data, so that a missing file is a loss to report.
    */
   constructor(
-    io: FsIo,
+    handles: Handles,
     file: string,
     policy: FsyncPolicy,
     what: string,
@@ -78,7 +75,8 @@ export class FsMetaStore implements MetaStore {
     report: (loss: DataLossError) => void,
     expected: boolean,
   ) {
-    this.#io = io;
+    this.#io = handles.io;
+    this.#handle = handles.file(file, 'r+');
     // Every report is made while opening.
     this.#report = (loss) => {
       this.damage.push(loss);
@@ -156,9 +154,7 @@ export class FsMetaStore implements MetaStore {
   /** Releases the file without writing (the namespace is being deleted). */
   destroy(): void {
     this.#scheduler.stop(new ClosedError(`${this.#what} is closed`));
-    if (this.#fd >= 0) this.#retired.push(this.#fd);
-    this.#fd = -1;
-    this.#closeRetired();
+    this.#handle.release();
   }
 
   #check(): void {
@@ -189,7 +185,6 @@ export class FsMetaStore implements MetaStore {
     if (!buf || restored || !this.#intact || read!.records > this.#map.size) {
       this.#rewriteWhenPossible();
     } else {
-      this.#fd = this.#io.openSync(this.#file, 'r+');
       this.#size = buf.length;
       this.#records = read!.records;
     }
@@ -257,15 +252,16 @@ export class FsMetaStore implements MetaStore {
     const parts: Buffer[] = [];
     for (const key of this.#dirty) parts.push(metaRecord(key, this.#map.get(key)));
     const data = Buffer.concat(parts);
+    const fd = this.#handle.fd;
     // What a refused append left past the end is cut first (cutting needs no space).
-    if (this.#appendFailed) this.#io.ftruncateSync(this.#fd, this.#size);
+    if (this.#appendFailed) this.#io.ftruncateSync(fd, this.#size);
     this.#appendFailed = true;
-    writeFully(this.#io, this.#fd, data, 0, data.length, this.#size);
+    writeFully(this.#io, fd, data, 0, data.length, this.#size);
     this.#appendFailed = false;
     this.#size += data.length;
     this.#records += parts.length;
     this.#dirty.clear();
-    this.#unsynced = true;
+    this.#handle.wrote();
   }
 
   #rewrite(): void {
@@ -280,10 +276,7 @@ export class FsMetaStore implements MetaStore {
     const parts: Buffer[] = [];
     for (const [key, value] of this.#map) parts.push(metaRecord(key, value));
     const data = Buffer.concat(parts);
-    const fd = replaceFileOpen(this.#io, this.#file, data, this.#fsync);
-    if (this.#fd >= 0) this.#retired.push(this.#fd);
-    this.#closeRetired();
-    this.#fd = fd;
+    this.#handle.adopt(replaceFileOpen(this.#io, this.#file, data, this.#fsync));
     this.#size = data.length;
     this.#records = parts.length;
     this.#dirUnsynced = true;
@@ -291,24 +284,11 @@ export class FsMetaStore implements MetaStore {
     this.#intact = true;
   }
 
-  #closeRetired(): void {
-    if (this.#pinned > 0) return;
-    for (const fd of this.#retired.splice(0)) this.#io.closeSync(fd);
-  }
-
   #fsyncFile(done: (error: Error | null) => void): void {
     const jobs: FsyncJob[] = [];
-    if (this.#unsynced) {
-      const fd = this.#fd;
-      jobs.push((cb) => this.#io.fsync(fd, cb));
-    }
+    if (this.#handle.unsynced) jobs.push((cb) => this.#handle.fsync(cb));
     if (this.#dirUnsynced) jobs.push((cb) => fsyncDir(this.#io, path.dirname(this.#file), cb));
-    this.#unsynced = this.#dirUnsynced = false;
-    this.#pinned++;
-    allDone(jobs, (error) => {
-      this.#pinned--;
-      this.#closeRetired();
-      done(error);
-    });
+    this.#dirUnsynced = false;
+    allDone(jobs, done);
   }
 }

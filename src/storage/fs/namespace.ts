@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ClosedError, type DataLossError } from '../../errors.js';
 import type { Log, LogOptions, Namespace, RecordCodec } from '../types.js';
 import type { FsyncPolicy } from './durability.js';
+import type { Handles } from './handles.js';
 import { type FsIo, fsyncDirSync, readFile, replaceFile } from './io.js';
 import { FsLog } from './log.js';
 import { LOG_LIST_FILE, LogList, writeLogList } from './log-list.js';
@@ -18,6 +19,8 @@ import { LIST_FILE } from './segment-list.js';
 /** The adapter settings a namespace works with. */
 export interface FsSettings {
   readonly io: FsIo;
+  /** The adapter's descriptor cache. */
+  readonly handles: Handles;
   readonly policy: FsyncPolicy;
   readonly segmentBytes: number;
   /** Receives what recovery cut or repaired. */
@@ -105,7 +108,7 @@ export class FsNamespace implements Namespace {
     // The namespace's entry must be durable before anything in it counts on it.
     if (creating && fsync) fsyncDirSync(io, path.dirname(dir));
     this.meta = new FsMetaStore(
-      io,
+      settings.handles,
       path.join(dir, '~meta'),
       settings.policy,
       `namespace '${name}'`,
@@ -135,6 +138,7 @@ export class FsNamespace implements Namespace {
     makeNamedDir(this.#settings.io, dir, name, this.#settings.policy !== 'never');
     const log: FsLog<T> = new FsLog(dir, name, codec, segmentBytes, {
       io: this.#settings.io,
+      handles: this.#settings.handles,
       policy: this.#settings.policy,
       report: this.#settings.report,
       segmentListExpected: this.#list.hasSegmentList(name),

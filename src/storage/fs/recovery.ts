@@ -162,8 +162,7 @@ function tornWrite(file: string, end: number, size: number): DataLossError {
 /**
  * Loads segment `id` of the log in `dir` from its index, scanning what the index does not
  * cover. The `tail` segment (the last) may end in a torn write, which is cut off and reported
- * to `report`; it stays open for appending. A sealed segment found without a usable index gets
- * one.
+ * to `report`. A sealed segment found without a usable index gets one.
  */
 export function loadSegment(
   io: FsIo,
@@ -195,17 +194,13 @@ export function loadSegment(
       }
       if (covered <= FILE_HEADER) seg.verifiedTo = end;
     }
-    if (tail) {
-      seg.fd = fd;
-      return seg;
+    if (!tail) {
+      seg.trim();
+      if (covered < size) writeSegmentIndex(io, seg);
     }
-    seg.trim();
-    if (covered < size) writeSegmentIndex(io, seg);
-    io.closeSync(fd);
     return seg;
-  } catch (error) {
+  } finally {
     io.closeSync(fd);
-    throw error;
   }
 }
 

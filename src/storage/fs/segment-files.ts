@@ -1,6 +1,6 @@
 /**
  * The segment files of one log's directory, apart from the records in them: their descriptors
- * (the active segment's, and a few sealed ones kept open for reading), creating them, the
+ * (opened on demand, kept in the adapter's cache: see handles.ts), creating them, the
  * segment list that names them (`~segments`, see segment-list.ts) and unlinking them.
  *
  * A segment the log drops goes from memory at once, but its files are held, still listed, until
@@ -9,6 +9,7 @@
  */
 import path from 'node:path';
 import { fileHeader } from './frame.js';
+import type { FileHandle, Handles } from './handles.js';
 import {
   type FsIo,
   type FsyncJob,
@@ -19,9 +20,6 @@ import {
 } from './io.js';
 import { Segment } from './segment.js';
 import { LIST_FILE, writeSegmentList } from './segment-list.js';
-
-/** Sealed segments kept open for reading per log. */
-const MAX_OPEN_SEGMENTS = 8;
 
 /**
  * Offsets handed out per write of the segment list's bound (see `segment-list.ts`): a log that
@@ -46,60 +44,42 @@ export class SegmentFiles {
   dirUnsynced = false;
 
   readonly #io: FsIo;
+  readonly #handles: Handles;
   readonly #dir: string;
   /** Whether a new segment list is fsynced before its rename (unless the policy is `never`). */
   readonly #fsync: boolean;
   /** The log's retained segments, oldest first. */
   readonly #retained: () => readonly Segment[];
-  /** Sealed segments with an open descriptor, oldest first. */
-  readonly #open = new Set<Segment>();
   /** Segments dropped in memory whose files wait for the records before the drop. */
   #held: { seg: Segment; need: number }[] = [];
 
-  constructor(io: FsIo, dir: string, fsync: boolean, retained: () => readonly Segment[]) {
-    this.#io = io;
+  constructor(handles: Handles, dir: string, fsync: boolean, retained: () => readonly Segment[]) {
+    this.#io = handles.io;
+    this.#handles = handles;
     this.#dir = dir;
     this.#fsync = fsync;
     this.#retained = retained;
   }
 
-  /** An open descriptor for reading `seg` (closing the oldest unused one past MAX_OPEN_SEGMENTS). */
+  /** An open descriptor of `seg`'s file. */
   fdOf(seg: Segment): number {
-    if (seg.fd >= 0) return seg.fd;
-    seg.fd = this.#io.openSync(seg.file, 'r');
-    this.#open.add(seg);
-    if (this.#open.size > MAX_OPEN_SEGMENTS) {
-      for (const old of this.#open) {
-        if (old === seg || old.pinned > 0 || old.unsynced) continue;
-        this.close(old);
-        break;
-      }
-    }
-    return seg.fd;
+    return this.handleOf(seg).fd;
   }
 
-  /** `seg`, the active segment until now, is sealed: its descriptor is kept like a reader's. */
-  sealed(seg: Segment): void {
-    this.#open.add(seg);
+  /** The handle of `seg`'s file. */
+  handleOf(seg: Segment): FileHandle {
+    seg.handle ??= this.#handles.file(seg.file, 'r+');
+    return seg.handle;
   }
 
-  /** Closes the descriptor of `seg`, once the fsyncs running on it end. */
+  /** Closes the descriptor of `seg` (once the fsyncs running on it end). */
   close(seg: Segment): void {
-    this.#open.delete(seg);
-    if (seg.fd < 0) return;
-    if (seg.pinned > 0) {
-      seg.closeWhenUnpinned = true;
-      return;
-    }
-    this.#io.closeSync(seg.fd);
-    seg.fd = -1;
-    seg.closeWhenUnpinned = false;
+    seg.handle?.release();
   }
 
-  /** Closes every descriptor: those of `segs` and of the sealed segments kept open. */
+  /** Closes the descriptors of `segs`. */
   closeAll(segs: readonly Segment[]): void {
     for (const seg of segs) this.close(seg);
-    for (const seg of this.#open) this.close(seg);
   }
 
   /**
@@ -110,13 +90,14 @@ export class SegmentFiles {
    */
   create(id: number, firstOffset: number, nextOffset: number): Segment {
     const seg = new Segment(this.#dir, id, firstOffset, 0);
-    seg.fd = replaceFileOpen(this.#io, seg.file, fileHeader(firstOffset, 0), this.#fsync);
+    const handle = this.handleOf(seg);
+    handle.adopt(replaceFileOpen(this.#io, seg.file, fileHeader(firstOffset, 0), this.#fsync));
     try {
       if (this.#fsync) fsyncDirSync(this.#io, this.#dir);
       else this.dirUnsynced = true;
       this.writeList(Math.max(firstOffset, nextOffset), id);
     } catch (error) {
-      this.#io.closeSync(seg.fd);
+      handle.release();
       throw error;
     }
     return seg;
@@ -180,17 +161,8 @@ export class SegmentFiles {
   /** Adds fsyncs of the segments of `segs` written since their last one to `jobs`. */
   addSegmentFsyncs(segs: readonly Segment[], jobs: FsyncJob[]): void {
     for (const seg of segs) {
-      if (!seg.unsynced || seg.fd < 0) continue;
-      seg.unsynced = false;
-      seg.pinned++;
-      const fd = seg.fd;
-      jobs.push((cb) =>
-        this.#io.fsync(fd, (error) => {
-          seg.pinned--;
-          if (seg.closeWhenUnpinned && seg.pinned === 0) this.close(seg);
-          cb(error);
-        }),
-      );
+      const handle = seg.handle;
+      if (handle?.unsynced) jobs.push((cb) => handle.fsync(cb));
     }
   }
 

@@ -14,6 +14,7 @@ import path from 'node:path';
 import type { SegmentInfo } from '../types.js';
 import { crc32Range } from './checksum.js';
 import { FILE_HEADER, FRAME_CHECKSUM_LAYOUT, frameOverhead, SEGMENT_LAYOUT } from './frame.js';
+import type { FileHandle } from './handles.js';
 
 /** Bytes of records between two entries of the sparse position index. */
 export const SPARSE_EVERY = 4096;
@@ -96,14 +97,8 @@ export class Segment implements SegmentInfo {
    */
   checksummedTo: number;
 
-  /** Open file descriptor, or -1. */
-  fd = -1;
-  /** Async fsyncs running on `fd`: it must not be closed before they end. */
-  pinned = 0;
-  /** Close `fd` once unpinned. */
-  closeWhenUnpinned = false;
-  /** Written since its last fsync. */
-  unsynced = false;
+  /** The file's descriptor, opened on demand (set by the log's segment files). */
+  handle: FileHandle | undefined;
   /** An index file may exist for it (so dropping it removes one). */
   indexed = false;
   /** Dropped from the log (unlinked, or to be once its deletions may reach the disk). */

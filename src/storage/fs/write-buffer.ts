@@ -62,22 +62,20 @@ export class WriteBuffer {
   }
 
   /**
-   * Writes the frames held at the end of `seg`'s file and empties the buffer; returns whether
-   * there were any.
+   * Writes the frames held at the end of `seg`'s file (its descriptor `fd`) and empties the
+   * buffer.
    */
-  writeTo(io: FsIo, seg: Segment): boolean {
+  writeTo(io: FsIo, fd: number, seg: Segment): void {
     const length = this.used;
-    if (length === 0) return false;
     // Every write ends a chunk, so a torn write never cuts into confirmed records.
     if (this.chunkStart < length) this.endChunk(length);
     // A failed write leaves the buffer as it was, its chunk ended, to be written again whole at
     // the same place: what part of it reached the file is overwritten with the same bytes.
-    writeFully(io, seg.fd, this.buffer, 0, length, seg.fileSize);
+    writeFully(io, fd, this.buffer, 0, length, seg.fileSize);
     this.chunkStart = 0;
     if (seg.verifiedTo === seg.fileSize) seg.verifiedTo += length;
     seg.fileSize += length;
     this.used = 0;
-    return true;
   }
 
   /** Forgets the frames held (their records are all gone). */

@@ -1,0 +1,101 @@
+/**
+ * The AMQP server's memory per unacknowledged message: a consumer with prefetch 0 (unlimited)
+ * that never acks takes `MESSAGES` persistent 100-byte messages, published with confirms, from
+ * a server on fs storage (`mqlite serve --data`) in a process of its own; then the queue is
+ * deleted. Figures: the server's resident memory grown per unacked message, what stays after
+ * the delete, and the same on LavinMQ (`LAVINMQ_PORT`, default 5687; start it with
+ * `/work/shared/lavinmq/start 5687`) measured in the same run.
+ *
+ * Standalone: `node --expose-gc --import tsx bench/unacked-memory.ts` (`BENCH_SCALE=0.1` for a
+ * quick run).
+ */
+import { readFile } from 'node:fs/promises';
+import amqplib from 'amqplib';
+import { isMain, printResults } from './harness.js';
+import type { BenchResult } from './types.js';
+import { rssOf, spawnServer } from './wire/server-process.js';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const MESSAGES = Math.round(1_000_000 * SCALE);
+const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5687);
+const BODY = Buffer.alloc(100, 'x');
+/** Confirms awaited per batch of publishes. */
+const WINDOW = 5000;
+
+interface Figures {
+  /** Resident memory before, with every message delivered and unacked, and after the delete. */
+  readonly before: number;
+  readonly unacked: number;
+  readonly deleted: number;
+}
+
+/** Runs the scenario against `url`, reading the server's memory with `rss`. */
+async function scenario(url: string, rss: () => Promise<number>): Promise<Figures> {
+  const queue = `bench-unacked-${process.pid}`;
+  const before = await rss();
+  const consumer = await amqplib.connect(url);
+  const consuming = await consumer.createChannel();
+  await consuming.assertQueue(queue, { durable: true });
+  let delivered = 0;
+  await consuming.consume(queue, () => {
+    delivered++;
+  });
+  const publisher = await amqplib.connect(url);
+  const publishing = await publisher.createConfirmChannel();
+  for (let sent = 0; sent < MESSAGES; ) {
+    const end = Math.min(MESSAGES, sent + WINDOW);
+    for (; sent < end; sent++) publishing.sendToQueue(queue, BODY, { persistent: true });
+    await publishing.waitForConfirms();
+  }
+  while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 50));
+  const unacked = await rss();
+  await publishing.deleteQueue(queue);
+  const deleted = await rss();
+  await publisher.close();
+  await consumer.close();
+  return { before, unacked, deleted };
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+function rows(name: string, f: Figures): BenchResult[] {
+  return [
+    {
+      name: `memory per unacked message on ${name}: rss delta`,
+      opsPerSec: (f.unacked - f.before) / MESSAGES,
+      unit: 'bytes',
+      note: `${MESSAGES} persistent 100-byte messages, prefetch 0; rss ${mib(f.before)} → ${mib(f.unacked)}`,
+    },
+    {
+      name: `memory still held after deleting the queue on ${name}: rss over before`,
+      opsPerSec: f.deleted - f.before,
+      unit: 'bytes',
+      note: `rss ${mib(f.deleted)}`,
+    },
+  ];
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  const server = await spawnServer('fs');
+  try {
+    const usage = async () => (await server.usage()).rss;
+    results.push(...rows('mqlite (fs)', await scenario(server.url, usage)));
+  } finally {
+    await server.stop();
+  }
+  const pidFile = `${process.env.TMPDIR ?? '/tmp'}/lavinmq-${lavinPort}/pid`;
+  const lavinPid = await readFile(pidFile, 'utf8').then(
+    (s) => s.trim(),
+    () => undefined,
+  );
+  if (lavinPid === undefined) {
+    console.log(`LavinMQ left out: no ${pidFile} (start it with its script on ${lavinPort})`);
+    return results;
+  }
+  const lavin = await scenario(`amqp://guest:guest@127.0.0.1:${lavinPort}`, () => rssOf(lavinPid));
+  results.push(...rows('LavinMQ', lavin));
+  return results;
+}
+
+if (isMain(import.meta.url)) printResults(await run());
