@@ -112,12 +112,12 @@ describe('Exchanges: declaring', () => {
 
   it('refuses unknown exchange types with 503 COMMAND_INVALID', () => {
     const ex = new Exchanges();
-    const err = catchError(() => ex.declare('x', 'x-delayed-message'));
+    const err = catchError(() => ex.declare('x', 'x-no-such-type'));
     expect(err).toBeInstanceOf(CommandInvalidError);
     expect(err).toMatchObject({
       code: 'MQLITE_COMMAND_INVALID',
       replyCode: 503,
-      message: "COMMAND_INVALID - unknown exchange type 'x-delayed-message'",
+      message: "COMMAND_INVALID - unknown exchange type 'x-no-such-type'",
     });
     expect(ex.has('x')).toBe(false);
   });
