@@ -36,11 +36,14 @@ describe('a delayed exchange', () => {
   it('routes a message with x-delay once its delay has passed on the clock, not before', async () => {
     const { clock, broker, exchange, queue } = await setup();
     await exchange.publish('in an hour', { routingKey: 'k', headers: { 'x-delay': HOUR } });
+    await exchange.publish('a ms later', { routingKey: 'k', headers: { 'x-delay': HOUR + 1 } });
     expect(queue.messageCount).toBe(0);
     await advance(clock, HOUR - 1);
     expect(queue.messageCount).toBe(0);
     await advance(clock, 1);
-    expect(queue.messageCount).toBe(1);
+    expect(await bodies(queue)).toEqual(['in an hour']);
+    await advance(clock, 1);
+    expect(await bodies(queue)).toEqual(['a ms later']);
     await broker.close();
   });
 
