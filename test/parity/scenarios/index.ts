@@ -2,6 +2,7 @@ import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { delayedScenarios } from './delayed.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
@@ -73,6 +74,7 @@ const all: readonly Scenario[] = [
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
+  ...delayedScenarios,
 ];
 
 for (const name of Object.keys(LAVINMQ_DIFFERS)) {
