@@ -36,6 +36,26 @@ export function exchangeOfLog(log: string): string | undefined {
   return log.startsWith(LOG_PREFIX) ? log.slice(LOG_PREFIX.length) : undefined;
 }
 
+/** A message a delayed exchange's log holds: where, when it falls due, whether it outlives a restart. */
+export interface StoredDelayed {
+  readonly offset: number;
+  readonly due: number;
+  readonly persistent: boolean;
+}
+
+/** The live records of a delayed exchange's log, read without changing it (`mqlite inspect`). */
+export function* storedDelayed(log: Log<StoredMessage>): Generator<StoredDelayed> {
+  for (const cursor = log.cursor(); cursor.next(); ) {
+    const message = cursor.record;
+    if (message === undefined) continue;
+    yield {
+      offset: cursor.offset,
+      due: cursor.timestamp + (delayOf(message.properties.headers) ?? 0),
+      persistent: message.properties.deliveryMode === 2,
+    };
+  }
+}
+
 export class DelayedStore {
   readonly #index = new FlatQueue<number>();
   /** Messages by id, when there is no log. */
@@ -60,15 +80,9 @@ export class DelayedStore {
     const log = await namespace.openLog(delayedLogName(exchange), messageCodec);
     const store = new DelayedStore(log);
     const transient: number[] = [];
-    for (const cursor = log.cursor(); cursor.next(); ) {
-      const message = cursor.record;
-      if (message === undefined) continue;
-      if (message.properties.deliveryMode !== 2) transient.push(cursor.offset);
-      else
-        store.#index.push(
-          cursor.offset,
-          cursor.timestamp + (delayOf(message.properties.headers) ?? 0),
-        );
+    for (const { offset, due, persistent } of storedDelayed(log)) {
+      if (persistent) store.#index.push(offset, due);
+      else transient.push(offset);
     }
     for (const offset of transient) log.markDeleted(offset);
     return store;

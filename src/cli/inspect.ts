@@ -22,7 +22,8 @@ import {
 const USAGE = `Usage: mqlite inspect <dir> [--json]
 
 Lists the queues and exchanges of a data directory: kind, arguments, message counts and bytes,
-stream consumers' stored offsets, last-value queue key counts, and each log's segment files.
+stream consumers' stored offsets, last-value queue key counts, each log's segment files, and the
+messages a delayed exchange holds with when the first falls due.
 Reads only: the directory is not locked or changed, and a running server may keep it open.
 
 Options:
@@ -133,7 +134,24 @@ function holderText(holder: number | undefined): string {
   return `held by pid ${holder}: its latest writes may not show`;
 }
 
-function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueReport[]): void {
+/** What a delayed exchange holds, by exchange name. */
+type DelayedReports = ReadonlyMap<string, { messages: number; nextDue: number | null }>;
+
+async function delayedReports(stored: StoredDirectory): Promise<DelayedReports> {
+  const reports = new Map<string, { messages: number; nextDue: number | null }>();
+  for (const name of Object.keys(stored.exchanges)) {
+    const held = await stored.delayed(name);
+    if (held) reports.set(name, held);
+  }
+  return reports;
+}
+
+function printText(
+  io: CliIo,
+  stored: StoredDirectory,
+  queues: readonly QueueReport[],
+  delayed: DelayedReports,
+): void {
   const out: string[] = [];
   const { formatVersion, holder } = stored.snapshot;
   out.push(`Data directory ${stored.dir} (format ${formatVersion}, ${holderText(holder)})`, '');
@@ -175,6 +193,12 @@ function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueRep
   out.push('', exchanges.length > 0 ? 'Exchanges' : 'Exchanges: none');
   for (const [name, exchange] of exchanges) {
     out.push(`  ${name}  ${exchange.type}${exchange.durable ? ', durable' : ''}`);
+    const held = delayed.get(name);
+    if (held) {
+      const next =
+        held.nextDue === null ? '' : `, next due ${new Date(held.nextDue).toISOString()}`;
+      out.push(`    delayed    ${counted(held.messages, 'message')}${next}`);
+    }
     for (const binding of exchange.bindings) {
       out.push(`    → ${binding.destination}  routing key '${binding.routingKey}'`);
     }
@@ -199,6 +223,7 @@ export const inspect: Command = {
     try {
       const queues: QueueReport[] = [];
       for (const entry of stored.entries) queues.push(await reportQueue(stored, entry));
+      const delayed = await delayedReports(stored);
       if (values.json) {
         writeJson(io.stdout, {
           dir: stored.dir,
@@ -208,6 +233,7 @@ export const inspect: Command = {
           exchanges: Object.entries(stored.exchanges).map(([name, exchange]) => ({
             name,
             ...exchange,
+            ...(delayed.has(name) && { delayed: delayed.get(name) }),
           })),
           namespaces: queues.filter((q) => q.kind === undefined),
           recovery: stored.losses.map((loss) => ({
@@ -218,7 +244,7 @@ export const inspect: Command = {
             message: detailOf(loss),
           })),
         });
-      } else printText(io, stored, queues);
+      } else printText(io, stored, queues, delayed);
       return EXIT.ok;
     } finally {
       await stored.close();
