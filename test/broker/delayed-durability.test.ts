@@ -158,3 +158,40 @@ describe('a durable delayed exchange on fs', () => {
     await again.close();
   });
 });
+
+describe('a damaged delayed exchange log', () => {
+  it('is reported with its file and position, and confined to its exchange', async () => {
+    const dir = freshDir();
+    const clock = new ManualClock(START);
+    const broker = await Broker.open({ storage: fsStorage({ dir }), clock });
+    for (const name of ['a', 'b']) {
+      const exchange = await broker.exchange(name, 'fanout', {
+        arguments: { 'x-delayed-exchange': true },
+      });
+      await exchange.publish(`${name} message`, { deliveryMode: 2, headers: { 'x-delay': HOUR } });
+    }
+    await broker.close();
+    const segment = path.join(dir, '_', 'delayed_3aa', '0000000001.seg');
+    const bytes = fs.readFileSync(segment);
+    bytes[bytes.length - 20] = (bytes[bytes.length - 20] ?? 0) ^ 0xff;
+    fs.writeFileSync(segment, bytes);
+
+    const errors: unknown[] = [];
+    const again = await Broker.open({
+      storage: fsStorage({ dir }),
+      clock,
+      onError: (error) => errors.push(error),
+    });
+    const queue = await again.queue('out');
+    await queue.bind('b');
+    expect(errors).toEqual([
+      expect.objectContaining({ file: segment, position: expect.any(Number) }),
+    ]);
+    expect(again.exchanges().find((e) => e.name === 'a')?.delayed?.messages).toBe(0);
+    expect(again.exchanges().find((e) => e.name === 'b')?.delayed?.messages).toBe(1);
+    clock.advance(HOUR);
+    await settle();
+    expect(await queue.get({ noAck: true }).then((m) => m?.bodyString())).toBe('b message');
+    await again.close();
+  });
+});
