@@ -7,9 +7,10 @@
  */
 import type { TimerHandle } from '../clock.js';
 import type { StoredMessage } from '../message/types.js';
+import { memoryStorage } from '../storage/memory.js';
 import type { Namespace } from '../storage/types.js';
 import type { BrokerContext } from './broker-context.js';
-import { DelayedStore, delayedLogName as delayedLog, exchangeOfLog } from './delayed-store.js';
+import { DelayedStore, delayedLogName, exchangeOfLog } from './delayed-store.js';
 
 /** The pending messages of a delayed exchange, as `broker.exchanges()` lists them. */
 export interface DelayedInfo {
@@ -23,6 +24,8 @@ export interface DelayedInfo {
 interface Entry {
   store: DelayedStore | undefined;
   readonly ready: Promise<DelayedStore>;
+  /** Whether its log is in the broker's (persistent) namespace. */
+  readonly persistent: boolean;
 }
 
 export class DelayedMessages {
@@ -34,6 +37,7 @@ export class DelayedMessages {
   readonly #deleting = new Map<string, Promise<void>>();
   /** Settling of routed messages under way. */
   readonly #work = new Set<Promise<void>>();
+  #transient: Promise<Namespace> | undefined;
   #timer: TimerHandle | undefined;
   #timerDue = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -115,6 +119,7 @@ export class DelayedMessages {
     while (this.#work.size > 0 || this.#deleting.size > 0) {
       await Promise.all([...this.#work, ...this.#deleting.values()]);
     }
+    await (await this.#transient)?.close();
   }
 
   #hold(store: DelayedStore, message: StoredMessage, now: number, delay: number): Promise<void> {
@@ -129,22 +134,28 @@ export class DelayedMessages {
     const open = async (): Promise<DelayedStore> => {
       // A log of the same name being deleted (the exchange deleted and declared again) goes first.
       await this.#deleting.get(name);
-      const store = persistent
-        ? await DelayedStore.onLog(this.#namespace, name)
-        : DelayedStore.inMemory();
+      const namespace = persistent ? this.#namespace : await this.#memory();
+      const store = await DelayedStore.open(namespace, name, persistent);
       entry.store = store;
       return store;
     };
-    const entry: Entry = { store: undefined, ready: open() };
+    const entry: Entry = { store: undefined, ready: open(), persistent };
     entry.ready.catch((error: unknown) => this.#context.onError(error, { source: 'delayed' }));
     this.#entries.set(name, entry);
+  }
+
+  /** The memory namespace of the exchanges whose messages do not outlive the process. */
+  #memory(): Promise<Namespace> {
+    this.#transient ??= memoryStorage().namespace('delayed');
+    return this.#transient;
   }
 
   #drop(name: string, entry: Entry): void {
     this.#entries.delete(name);
     const deleted = entry.ready.then(async (store) => {
       store.clear();
-      if (store.persistent) await this.#namespace.deleteLog(delayedLog(name));
+      const namespace = entry.persistent ? this.#namespace : await this.#memory();
+      await namespace.deleteLog(delayedLogName(name));
     }, ignore);
     const previous = this.#deleting.get(name);
     const done: Promise<void> = Promise.all([previous, deleted])

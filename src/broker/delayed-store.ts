@@ -1,21 +1,23 @@
 /**
- * The messages one delayed exchange holds until they are due. A due-time index (a flat binary
- * heap of ids and due times: two number arrays, no object per message) orders them; the messages
- * themselves stay in a log of the broker's namespace when the exchange is durable on persistent
- * storage (read back when due, so a million pending messages cost memory for their index only),
- * and in a map otherwise.
+ * The messages one delayed exchange holds until they are due: a log holds the messages, and a
+ * due-time index (a flat binary heap of offsets and due times: two number arrays, no object per
+ * message) orders them. A durable exchange on persistent storage has its log in the broker's
+ * namespace, read back when due, so a million pending messages cost memory for their index only;
+ * another has it on memory storage, which packs the messages into shared buffers.
  *
- * In the log, a record is the message as published, `x-delay` header included, with its publish
- * time as timestamp: its due time is the two added, as LavinMQ computes it, so recovery rebuilds
- * the index from the log alone. A record is marked deleted once what it was routed to holds it.
+ * In a persistent log, a record is the message as published, `x-delay` header included, with its
+ * publish time as timestamp: its due time is the two added, as LavinMQ computes it, so recovery
+ * rebuilds the index from the log alone. A memory log keeps the message without `x-delay` (it is
+ * routed so), which lets consecutive messages share their properties. A record is marked deleted
+ * once what it was routed to holds it.
  */
 import FlatQueue from 'flatqueue';
-import { delayOf } from '../exchanges/delayed.js';
+import { delayOf, withoutDelay } from '../exchanges/delayed.js';
 import { messageCodec } from '../message/codec.js';
 import type { StoredMessage } from '../message/types.js';
 import type { Log, Namespace } from '../storage/types.js';
 
-/** A message that fell due, with the id its store settles it by. */
+/** A message that fell due, with the offset its store settles it by. */
 export interface DueMessage {
   readonly id: number;
   readonly due: number;
@@ -23,10 +25,10 @@ export interface DueMessage {
   readonly message: StoredMessage | undefined;
 }
 
-/** Prefix of the name of the log holding a durable delayed exchange's messages. */
+/** Prefix of the name of the log holding a delayed exchange's messages. */
 const LOG_PREFIX = 'delayed:';
 
-/** The name of the log of a delayed exchange, in the broker's namespace. */
+/** The name of the log of a delayed exchange. */
 export function delayedLogName(exchange: string): string {
   return `${LOG_PREFIX}${exchange}`;
 }
@@ -36,14 +38,14 @@ export function exchangeOfLog(log: string): string | undefined {
   return log.startsWith(LOG_PREFIX) ? log.slice(LOG_PREFIX.length) : undefined;
 }
 
-/** A message a delayed exchange's log holds: where, when it falls due, whether it outlives a restart. */
+/** A message a persistent log holds: where, when it falls due, whether it outlives a restart. */
 export interface StoredDelayed {
   readonly offset: number;
   readonly due: number;
   readonly persistent: boolean;
 }
 
-/** The live records of a delayed exchange's log, read without changing it (`mqlite inspect`). */
+/** The live records of a persistent delayed log, read without changing it (`mqlite inspect`). */
 export function* storedDelayed(log: Log<StoredMessage>): Generator<StoredDelayed> {
   for (const cursor = log.cursor(); cursor.next(); ) {
     const message = cursor.record;
@@ -58,39 +60,29 @@ export function* storedDelayed(log: Log<StoredMessage>): Generator<StoredDelayed
 
 export class DelayedStore {
   readonly #index = new FlatQueue<number>();
-  /** Messages by id, when there is no log. */
-  readonly #held = new Map<number, StoredMessage>();
-  readonly #log: Log<StoredMessage> | undefined;
-  #nextId = 1;
+  readonly #log: Log<StoredMessage>;
+  readonly #persistent: boolean;
 
-  private constructor(log: Log<StoredMessage> | undefined) {
+  private constructor(log: Log<StoredMessage>, persistent: boolean) {
     this.#log = log;
-  }
-
-  /** A store keeping its messages in memory (a transient exchange, or storage that is). */
-  static inMemory(): DelayedStore {
-    return new DelayedStore(undefined);
+    this.#persistent = persistent;
   }
 
   /**
-   * A store on the log of `exchange` in `namespace`, with what it holds already indexed. Records
-   * of transient messages are dropped, as a broker restart drops them.
+   * The store of `exchange`, on its log in `namespace`, with what that log holds indexed. On a
+   * persistent namespace records of transient messages are dropped, as a broker restart drops
+   * them.
    */
-  static async onLog(namespace: Namespace, exchange: string): Promise<DelayedStore> {
+  static async open(namespace: Namespace, exchange: string, persistent: boolean) {
     const log = await namespace.openLog(delayedLogName(exchange), messageCodec);
-    const store = new DelayedStore(log);
+    const store = new DelayedStore(log, persistent);
     const transient: number[] = [];
-    for (const { offset, due, persistent } of storedDelayed(log)) {
-      if (persistent) store.#index.push(offset, due);
+    for (const { offset, due, persistent: kept } of storedDelayed(log)) {
+      if (kept || !persistent) store.#index.push(offset, due);
       else transient.push(offset);
     }
     for (const offset of transient) log.markDeleted(offset);
     return store;
-  }
-
-  /** Whether its messages outlive the process. */
-  get persistent(): boolean {
-    return this.#log !== undefined;
   }
 
   /** How many messages it holds. */
@@ -105,14 +97,12 @@ export class DelayedStore {
 
   /**
    * Holds a message published at `now` for `delay` ms. Resolves once it is as durable as its
-   * store makes it: on a log, a persistent message once synced.
+   * store makes it: on a persistent log, a persistent message once synced.
    */
   hold(message: StoredMessage, now: number, delay: number): Promise<void> {
     const log = this.#log;
-    if (log === undefined) {
-      const id = this.#nextId++;
-      this.#held.set(id, message);
-      this.#index.push(id, now + delay);
+    if (!this.#persistent) {
+      this.#index.push(log.append(withoutDelay(message), now), now + delay);
       return Promise.resolve();
     }
     this.#index.push(log.append(message, now), now + delay);
@@ -121,7 +111,7 @@ export class DelayedStore {
 
   /**
    * Takes the messages due at `now`, in due order, those due at once in publish order (the
-   * heap does not keep ties in order; ids grow with publishing, so a sort does).
+   * heap does not keep ties in order; offsets grow with publishing, so a sort does).
    */
   takeDue(now: number): DueMessage[] {
     const index = this.#index;
@@ -132,29 +122,22 @@ export class DelayedStore {
     if (taken.length === 0) return [];
     if (index.length === 0) index.shrink();
     taken.sort((a, b) => a.due - b.due || a.id - b.id);
-    return taken.map(({ id, due }) => ({ id, due, message: this.#read(id) }));
+    return taken.map(({ id, due }) => ({ id, due, message: this.#log.get(id) }));
   }
 
-  /** Forgets messages taken and routed (on a log: marks their records deleted). */
+  /** Forgets messages taken and routed: marks their records deleted. */
   settle(ids: readonly number[]): void {
-    const log = this.#log;
-    if (log === undefined) for (const id of ids) this.#held.delete(id);
-    else for (const id of ids) log.markDeleted(id);
+    for (const id of ids) this.#log.markDeleted(id);
   }
 
   /** Resolves once every record settled so far is durably marked deleted. */
   sync(): Promise<void> {
-    return this.#log?.sync() ?? Promise.resolve();
+    return this.#log.sync();
   }
 
-  /** Drops what it holds from memory (its log, if any, is the caller's to delete or close). */
+  /** Drops what it holds from memory (its log is the caller's to delete). */
   clear(): void {
     this.#index.clear();
     this.#index.shrink();
-    this.#held.clear();
-  }
-
-  #read(id: number): StoredMessage | undefined {
-    return this.#log ? this.#log.get(id) : this.#held.get(id);
   }
 }
