@@ -44,6 +44,7 @@ const total: CrashLoopResult = {
   losses: 0,
   corrupt: 0,
   structuralKills: 0,
+  delayedTwice: 0,
   reopenMs: [],
 };
 const started = performance.now();
@@ -68,6 +69,7 @@ try {
     total.losses += result.losses;
     total.corrupt += result.corrupt;
     total.structuralKills += result.structuralKills;
+    total.delayedTwice += result.delayedTwice;
     total.reopenMs.push(...result.reopenMs);
   }
 } finally {
@@ -80,6 +82,7 @@ console.log(`resolved publishes checked ${total.resolvedChecked}`);
 console.log(`losses                     ${total.losses}`);
 console.log(`corrupt deliveries         ${total.corrupt}`);
 console.log(`kills in declare or delete ${total.structuralKills}`);
+console.log(`delayed routed twice       ${total.delayedTwice} (routed at a kill, again after it)`);
 console.log(
   `reopen p50 / p99           ${percentile(sorted, 50).toFixed(1)} ms / ${percentile(sorted, 99).toFixed(1)} ms`,
 );

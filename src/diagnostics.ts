@@ -115,6 +115,8 @@ export type ErrorSource =
   | 'browser'
   /** A dead-lettered copy could not be routed or stored. */
   | 'dead-letter'
+  /** A delayed exchange opening its stored messages, or routing one that fell due. */
+  | 'delayed'
   /** Message TTL expiry, run on the clock. */
   | 'expiry'
   /** A queue deleting itself (`x-expires`, auto-delete). */

@@ -12,10 +12,12 @@ export {
   type BrokerQueue,
   type BrokerStats,
   type DamagedQueue,
+  type DelayedInfo,
   type DeleteQueueOptions,
   type ExchangeOptions,
   type ExchangePublishOptions,
   type ExchangeRef,
+  type ExchangeStatus,
   type QueueBindings,
 } from './broker/broker.js';
 export type { BindingConfig, BrokerConfig, ExchangeConfig, QueueConfig } from './broker/config.js';

@@ -27,6 +27,7 @@ import {
 import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import { type Definitions, writeDefinitions } from './definitions.js';
+import { type DelayedInfo, DelayedMessages } from './delayed-messages.js';
 import {
   BrokerExchange,
   type ExchangeHost,
@@ -53,6 +54,7 @@ import { applyTopology, type TopologyHost } from './topology.js';
 
 export type { BrokerOptions } from './broker-options.js';
 export type { DamagedQueue } from './damaged-queues.js';
+export type { DelayedInfo } from './delayed-messages.js';
 export type {
   BrokerExchange,
   ExchangeOptions,
@@ -71,6 +73,12 @@ export interface BrokerStats {
   readonly unroutableDropped: number;
   /** `mandatory` messages routed nowhere and refused with 312 NO_ROUTE. */
   readonly unroutableReturned: number;
+}
+
+/** An exchange as `broker.exchanges()` lists it. */
+export interface ExchangeStatus extends ExchangeInfo {
+  /** The messages a delayed exchange holds until they are due; absent on other exchanges. */
+  readonly delayed?: DelayedInfo;
 }
 
 /**
@@ -101,6 +109,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #namespace: Namespace;
   readonly #queues: OpenQueues;
   readonly #publisher: Publisher;
+  readonly #delayed: DelayedMessages;
   readonly #sessions = new Set<BrokerSession>();
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
@@ -140,6 +149,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       hasDestination: (queue) => this.#queues.has(queue) || damaged.has(queue),
       onChange: (exchange) => {
         registry.saveExchange(exchange, exchanges.exchangeToJSON(exchange));
+        this.#delayed.changed(exchange);
       },
     });
     this.#context = {
@@ -158,7 +168,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     this.#queues = new OpenQueues(this.#context, (exchange, body, options) =>
       this.#publisher.publish(exchange, body, options),
     );
-    this.#publisher = new Publisher(this.#context, this.#queues);
+    this.#delayed = new DelayedMessages(this.#context, namespace, (exchange, message) =>
+      this.#publisher.routeDue(exchange, message),
+    );
+    this.#publisher = new Publisher(this.#context, this.#queues, this.#delayed);
   }
 
   /**
@@ -197,6 +210,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         options.vhost ?? DEFAULT_VHOST,
       );
       await restoreQueues(broker.#queues, broker.#context);
+      await broker.#delayed.restore();
       for (const topology of topologies) await applyTopology(broker.#topologyHost(), topology);
       return broker;
     } catch (error) {
@@ -241,16 +255,18 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * first that differs, as RabbitMQ words it); `passive` only checks that it exists. Durable
    * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
    *
-   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 406 PRECONDITION_FAILED,
-   *   as RabbitMQ 4.x refuses it.
+   * @param type `direct`, `fanout`, `topic` or `headers`, or `x-delayed-message` with the
+   *   argument `x-delayed-type` naming one of them (see README "Delayed messages"); anything
+   *   else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
    * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
    *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
-   *   differs or a non-string `alternate-exchange`.
+   *   differs, a non-string `alternate-exchange`, or a missing or unknown `x-delayed-type`.
    */
   async exchange(name: string, type: string, options?: ExchangeOptions): Promise<BrokerExchange> {
     assertOpen(this.closed, 'broker');
     this.#context.exchanges.declare(name, type, options as ExchangeDeclareOptions | undefined);
     await this.#context.registry.sync();
+    await this.#delayed.ready(name);
     return new BrokerExchange(this.#exchangeHost, name);
   }
 
@@ -288,10 +304,19 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#publisher.publish(exchange, body, options, routed);
   }
 
-  /** Every exchange (the default `""` and the predeclared `amq.*` ones included), by name. */
-  exchanges(): ExchangeInfo[] {
+  /**
+   * Every exchange (the default `""` and the predeclared `amq.*` ones included), by name; a
+   * delayed one with how many messages it holds and when the first falls due.
+   */
+  exchanges(): ExchangeStatus[] {
     assertOpen(this.closed, 'broker');
-    return this.#context.exchanges.list().sort((a, b) => (a.name < b.name ? -1 : 1));
+    return this.#context.exchanges
+      .list()
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map((exchange) => {
+        const delayed = this.#delayed.info(exchange.name);
+        return delayed ? { ...exchange, delayed } : exchange;
+      });
   }
 
   /** @internal The exchange of that name, or undefined: one lookup, where `exchanges()` lists all. */
@@ -527,6 +552,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   async #shutdown(): Promise<void> {
     // Let declarations and deletions under way finish first.
     await this.#queues.settled();
+    await this.#delayed.close();
     for (const session of [...this.#sessions]) await session.close();
     const errors = await this.#queues.close();
     try {

@@ -195,9 +195,11 @@ function queue(name: string, fields: EntryFields): TopologyQueue {
 
 function exchange(name: string, fields: EntryFields): TopologyExchange {
   fields.only(EXCHANGE_FIELDS);
+  const type = fields.string('type');
   return {
     name,
-    type: fields.string('type'),
+    // LavinMQ exports a delayed exchange under this type, with its `x-delayed-type`.
+    type: type === 'x-delayed-exchange' ? 'x-delayed-message' : type,
     options: {
       durable: fields.boolean('durable', true),
       autoDelete: fields.boolean('auto_delete', false),

@@ -6,10 +6,12 @@
 
 import { type UnroutableEvent, unroutableChannel } from '../diagnostics.js';
 import { assertOpen, NoRouteError, resourceName } from '../errors.js';
+import { delayOf, withoutDelay } from '../exchanges/delayed.js';
 import { checkGeoHeaders } from '../filters/index.js';
 import { normalizeMessage } from '../message/normalize.js';
 import type { PublishBody, StoredMessage } from '../message/types.js';
 import type { BrokerContext } from './broker-context.js';
+import type { DelayedMessages } from './delayed-messages.js';
 import type { ExchangePublishOptions } from './exchange-handle.js';
 import type { OpenQueues } from './open-queues.js';
 import { routingKeysOf, withoutBcc } from './sender-selected.js';
@@ -21,12 +23,14 @@ const MAX_KEY_BYTES = 255;
 export class Publisher {
   readonly #context: BrokerContext;
   readonly #queues: OpenQueues;
+  readonly #delayed: DelayedMessages;
   #unroutableDropped = 0;
   #unroutableReturned = 0;
 
-  constructor(context: BrokerContext, queues: OpenQueues) {
+  constructor(context: BrokerContext, queues: OpenQueues, delayed: DelayedMessages) {
     this.#context = context;
     this.#queues = queues;
+    this.#delayed = delayed;
   }
 
   /** Messages routed nowhere and dropped. */
@@ -63,46 +67,78 @@ export class Publisher {
         throw new RangeError(`routing key is longer than ${MAX_KEY_BYTES} bytes`);
       }
       const normalized = normalizeMessage(body, options, exchange, routingKey);
-      const headers = normalized.properties.headers;
-      if (this.#context.strict) checkGeoHeaders(headers);
-      const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
-      const message = withoutBcc(normalized);
-      if (targets.size === 0) {
-        if (options?.mandatory === true) {
-          this.#unroutableReturned++;
-          throw new NoRouteError(
-            `message published to ${resourceName('exchange', exchange, this.#context.vhost)} with routing key '${routingKey}' reached no queue`,
-          );
-        }
-        this.#unroutableDropped++;
-        if (unroutableChannel.hasSubscribers) {
-          unroutableChannel.publish({ exchange, routingKey, message } satisfies UnroutableEvent);
-        }
-        return Promise.resolve();
-      }
-      // A queue takes its bindings with it when it goes, so every target is open or damaged.
-      const enqueued = routed && !this.#asksDurability(message, targets) ? routed : undefined;
-      if (targets.size === 1) {
-        for (const name of targets) return this.#storeIn(name, message, enqueued);
-      }
-      let left = targets.size;
-      const each =
-        enqueued &&
-        (() => {
-          if (--left === 0) enqueued();
-        });
-      const stored: Promise<void>[] = [];
-      for (const name of targets) stored.push(this.#storeIn(name, message, each));
-      return Promise.all(stored).then(ignore);
+      if (this.#context.strict) checkGeoHeaders(normalized.properties.headers);
+      // A delayed exchange holds what has an `x-delay` header: no route yet, so no return either.
+      const delay = exchanges.isDelayed(exchange)
+        ? delayOf(normalized.properties.headers)
+        : undefined;
+      if (delay !== undefined) return this.#delayed.hold(exchange, normalized, delay);
+      return this.#deliver(exchange, normalized, options?.mandatory === true, routed);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
+  /**
+   * Routes a message a delayed exchange held, now due, through the exchange's bindings as they
+   * stand: without its `x-delay` header, and dropped (counted) when it reaches no queue.
+   */
+  routeDue(exchange: string, message: StoredMessage): Promise<void> {
+    try {
+      return this.#deliver(exchange, withoutDelay(message), false, undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Stores a normalized message in every queue it reaches (see `publish`). */
+  #deliver(
+    exchange: string,
+    normalized: StoredMessage,
+    mandatory: boolean,
+    routed: (() => void) | undefined,
+  ): Promise<void> {
+    const { routingKey } = normalized;
+    const headers = normalized.properties.headers;
+    const targets = this.#context.exchanges.route(
+      exchange,
+      routingKeysOf(routingKey, headers),
+      headers,
+    );
+    const message = withoutBcc(normalized);
+    if (targets.size === 0) {
+      if (mandatory) {
+        this.#unroutableReturned++;
+        throw new NoRouteError(
+          `message published to ${resourceName('exchange', exchange, this.#context.vhost)} with routing key '${routingKey}' reached no queue`,
+        );
+      }
+      this.#unroutableDropped++;
+      if (unroutableChannel.hasSubscribers) {
+        unroutableChannel.publish({ exchange, routingKey, message } satisfies UnroutableEvent);
+      }
+      return Promise.resolve();
+    }
+    // A queue takes its bindings with it when it goes, so every target is open or damaged.
+    const enqueued = routed && !this.#asksDurability(message, targets) ? routed : undefined;
+    if (targets.size === 1) {
+      for (const name of targets) return this.#storeIn(name, message, enqueued);
+    }
+    let left = targets.size;
+    const each =
+      enqueued &&
+      (() => {
+        if (--left === 0) enqueued();
+      });
+    const stored: Promise<void>[] = [];
+    for (const name of targets) stored.push(this.#storeIn(name, message, each));
+    return Promise.all(stored).then(ignore);
+  }
+
   /** Stores a routed message in a queue; a damaged one refuses it with its error. */
   #storeIn(
     name: string,
-    message: ReturnType<typeof normalizeMessage>,
+    message: StoredMessage,
     enqueued: (() => void) | undefined,
   ): Promise<void> {
     const entry = this.#queues.get(name);

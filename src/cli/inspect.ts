@@ -23,8 +23,9 @@ import {
 const USAGE = `Usage: mqlite inspect <dir> [--vhost <name>] [--json]
 
 Lists the queues and exchanges of a data directory: kind, arguments, message counts and bytes,
-stream consumers' stored offsets, last-value queue key counts, and each log's segment files,
-for every vhost 'mqlite serve' keeps in it (in ~vhosts/), or the one named.
+stream consumers' stored offsets, last-value queue key counts, each log's segment files, and the
+messages a delayed exchange holds with when the first falls due, for every vhost 'mqlite serve'
+keeps in it (in ~vhosts/), or the one named.
 Reads only: the directory is not locked or changed, and a running server may keep it open.
 
 Options:
@@ -136,10 +137,23 @@ function holderText(holder: number | undefined): string {
   return `held by pid ${holder}: its latest writes may not show`;
 }
 
+/** What a delayed exchange holds, by exchange name. */
+type DelayedReports = ReadonlyMap<string, { messages: number; nextDue: number | null }>;
+
+async function delayedReports(stored: StoredDirectory): Promise<DelayedReports> {
+  const reports = new Map<string, { messages: number; nextDue: number | null }>();
+  for (const name of Object.keys(stored.exchanges)) {
+    const held = await stored.delayed(name);
+    if (held) reports.set(name, held);
+  }
+  return reports;
+}
+
 /** The text report of one vhost's directory; `vhost` is named unless it is `/` alone. */
 function textOf(
   stored: StoredDirectory,
   queues: readonly QueueReport[],
+  delayed: DelayedReports,
   vhost: string | undefined,
 ): string {
   const out: string[] = [];
@@ -187,6 +201,12 @@ function textOf(
   out.push('', exchanges.length > 0 ? 'Exchanges' : 'Exchanges: none');
   for (const [name, exchange] of exchanges) {
     out.push(`  ${name}  ${exchange.type}${exchange.durable ? ', durable' : ''}`);
+    const held = delayed.get(name);
+    if (held) {
+      const next =
+        held.nextDue === null ? '' : `, next due ${new Date(held.nextDue).toISOString()}`;
+      out.push(`    delayed    ${counted(held.messages, 'message')}${next}`);
+    }
     for (const binding of exchange.bindings) {
       out.push(`    → ${binding.destination}  routing key '${binding.routingKey}'`);
     }
@@ -211,6 +231,7 @@ async function inspectVhost(
   try {
     const queues: QueueReport[] = [];
     for (const entry of stored.entries) queues.push(await reportQueue(stored, entry));
+    const delayed = await delayedReports(stored);
     const json = {
       dir: stored.dir,
       vhost,
@@ -220,6 +241,7 @@ async function inspectVhost(
       exchanges: Object.entries(stored.exchanges).map(([name, exchange]) => ({
         name,
         ...exchange,
+        ...(delayed.has(name) && { delayed: delayed.get(name) }),
       })),
       namespaces: queues.filter((q) => q.kind === undefined),
       recovery: stored.losses.map((loss) => ({
@@ -230,7 +252,7 @@ async function inspectVhost(
         message: detailOf(loss),
       })),
     };
-    return { json, text: textOf(stored, queues, named ? vhost : undefined) };
+    return { json, text: textOf(stored, queues, delayed, named ? vhost : undefined) };
   } finally {
     await stored.close();
   }

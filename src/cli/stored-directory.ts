@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import type { Declaration } from '../broker/declare-options.js';
+import { delayedLogName, storedDelayed } from '../broker/delayed-store.js';
 import { BROKER_NAMESPACE, BrokerRegistry, loadOwnDeclaration } from '../broker/registry.js';
 import type { DataLossError } from '../errors.js';
 import type { ExchangesSnapshot } from '../exchanges/registry.js';
@@ -44,6 +45,11 @@ export interface StoredDirectory {
   /** Declared queues first (name order), then the other namespaces. */
   readonly entries: readonly StoredEntry[];
   readonly exchanges: ExchangesSnapshot;
+  /**
+   * The messages a durable delayed exchange holds as a reopen would find them (transient ones
+   * go), and when the first falls due; undefined when it has no stored log.
+   */
+  delayed(exchange: string): Promise<{ messages: number; nextDue: number | null } | undefined>;
   /** Opens a log of an entry with the codec its records are in. */
   openLog(entry: StoredEntry, log: string): Promise<Log<StoredRecord>>;
   close(): Promise<void>;
@@ -62,9 +68,8 @@ export async function readStoredDirectory(dir: string): Promise<StoredDirectory>
   storage.onDataLoss?.((loss) => losses.push(loss));
   try {
     const names = new Set(await storage.listNamespaces());
-    const registry = names.has(BROKER_NAMESPACE)
-      ? new BrokerRegistry((await storage.namespace(BROKER_NAMESPACE)).meta)
-      : undefined;
+    const own = names.has(BROKER_NAMESPACE) ? await storage.namespace(BROKER_NAMESPACE) : undefined;
+    const registry = own ? new BrokerRegistry(own.meta) : undefined;
     names.delete(BROKER_NAMESPACE);
     const declared: StoredEntry[] = [];
     for (const stored of registry?.load() ?? []) {
@@ -95,6 +100,18 @@ export async function readStoredDirectory(dir: string): Promise<StoredDirectory>
       losses,
       entries: [...declared, ...others],
       exchanges: registry?.loadExchanges() ?? {},
+      async delayed(exchange) {
+        const name = delayedLogName(exchange);
+        if (!own || !(await own.listLogs()).includes(name)) return undefined;
+        let messages = 0;
+        let nextDue = Number.POSITIVE_INFINITY;
+        for (const { due, persistent } of storedDelayed(await own.openLog(name, messageCodec))) {
+          if (!persistent) continue;
+          messages++;
+          nextDue = Math.min(nextDue, due);
+        }
+        return { messages, nextDue: messages > 0 ? nextDue : null };
+      },
       openLog: (entry, log) => {
         if (!entry.namespace) throw new Error(`queue '${entry.name}' has no stored logs`);
         const codec = entry.declaration ? messageCodec : bytesCodec;

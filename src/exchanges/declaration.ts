@@ -6,6 +6,7 @@ import { AccessRefusedError, PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { assertSameAlternate, checkAlternateType } from './alternate-exchange.js';
 import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import { type ExchangeRouting, exchangeRouting } from './delayed.js';
 import type { ExchangeErrors } from './exchange-errors.js';
 import { DEFAULT_EXCHANGE, type ExchangeState } from './exchange-state.js';
 import { type ExchangeDeclareOptions, type ExchangeType, isExchangeType } from './types.js';
@@ -43,8 +44,9 @@ export function checkDeclaration(
   const existing = exchanges.get(name);
   const args = copyArgs(options.arguments, 'exchange arguments');
   checkAlternateType(name, args, errors);
+  const routing = exchangeRouting(type, args);
   if (existing) {
-    assertEquivalent(existing, type, durable, autoDelete, internal, args, errors);
+    assertEquivalent(existing, type, routing, durable, autoDelete, internal, args, errors);
     return { existing };
   }
   if (name.startsWith('amq.')) {
@@ -56,6 +58,7 @@ export function checkDeclaration(
 function assertEquivalent(
   state: ExchangeState,
   type: ExchangeType,
+  routing: ExchangeRouting,
   durable: boolean,
   autoDelete: boolean,
   internal: boolean,
@@ -66,7 +69,15 @@ function assertEquivalent(
     new PreconditionFailedError(
       `inequivalent arg '${arg}' for ${errors.exchangeText(state.name)}: received '${String(received)}' but current is '${String(current)}'`,
     );
-  if (type !== state.type) throw differs('type', type, state.type);
+  // A delayed exchange is one however declared, as on LavinMQ: `x-delayed-message` with
+  // `x-delayed-type: topic` is the same exchange as `topic` with `x-delayed-exchange: true`.
+  if (routing.delayed !== state.delayed) {
+    throw differs('x-delayed-exchange', routing.delayed, state.delayed);
+  }
+  if (routing.routingType !== state.routingType) {
+    const arg = state.delayed ? 'x-delayed-type' : 'type';
+    throw differs(arg, routing.delayed ? routing.routingType : type, state.routingType);
+  }
   if (durable !== state.durable) throw differs('durable', durable, state.durable);
   if (autoDelete !== state.autoDelete) throw differs('auto_delete', autoDelete, state.autoDelete);
   if (internal !== state.internal) throw differs('internal', internal, state.internal);

@@ -1,12 +1,17 @@
 /** An exchange as the registry holds it: its declaration, its router and its bindings. */
 import type { FieldTable } from '../message/types.js';
+import { exchangeRouting } from './delayed.js';
 import { DirectRouter } from './direct.js';
 import { FanoutRouter } from './fanout.js';
 import { HeadersRouter } from './headers.js';
 import { TopicRouter } from './topic.js';
-import type { Binding, ExchangeInfo, ExchangeRouter, ExchangeType } from './types.js';
+import type { Binding, ExchangeInfo, ExchangeRouter, ExchangeType, RoutingType } from './types.js';
 
 export interface ExchangeState extends Omit<ExchangeInfo, 'bindingCount'> {
+  /** The type whose routing it uses: `type`, or the `x-delayed-type` of a delayed exchange. */
+  readonly routingType: RoutingType;
+  /** Whether it holds messages with an `x-delay` header until they are due. */
+  readonly delayed: boolean;
   readonly router: ExchangeRouter;
   /** Bindings by identity key (destination key, routing key, arguments). */
   readonly bindings: Map<string, Binding>;
@@ -25,14 +30,14 @@ export const PREDECLARED: readonly [string, ExchangeType][] = [
   ['amq.match', 'headers'],
 ];
 
-const routers: Record<ExchangeType, () => ExchangeRouter> = {
+const routers: Record<RoutingType, () => ExchangeRouter> = {
   direct: () => new DirectRouter(),
   fanout: () => new FanoutRouter(),
   topic: () => new TopicRouter(),
   headers: () => new HeadersRouter(),
 };
 
-/** A new exchange without bindings, with the router of its type. */
+/** A new exchange without bindings, with the router of its type (checked before). */
 export function newExchangeState(
   name: string,
   type: ExchangeType,
@@ -41,14 +46,17 @@ export function newExchangeState(
   internal: boolean,
   args: FieldTable,
 ): ExchangeState {
+  const { routingType, delayed } = exchangeRouting(type, args);
   return {
     name,
     type,
+    routingType,
+    delayed,
     durable,
     autoDelete,
     internal,
     arguments: Object.freeze(args),
-    router: routers[type](),
+    router: routers[routingType](),
     bindings: new Map(),
     exchangeBindings: 0,
   };

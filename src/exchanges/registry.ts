@@ -138,9 +138,10 @@ export class Exchanges {
    * `autoDelete`, `internal` and `alternate-exchange` (406 naming the first that differs, as
    * RabbitMQ words it; other arguments are not compared, as in RabbitMQ, and the first
    * declaration's stay). `passive` only checks existence (404).
-   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 406 PRECONDITION_FAILED,
-   *   as RabbitMQ 4.x refuses it.
-   * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403).
+   * @param type `direct`, `fanout`, `topic`, `headers` or `x-delayed-message` (with the argument
+   *   `x-delayed-type`); anything else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
+   * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403);
+   *   PreconditionFailedError (406) for a missing or unknown `x-delayed-type`.
    */
   declare(name: string, type: string, options: ExchangeDeclareOptions = {}): ExchangeInfo {
     const checked = this.#checked(name, type, options);
@@ -167,6 +168,11 @@ export class Exchanges {
   get(name: string): ExchangeInfo | undefined {
     const state = this.#exchanges.get(name);
     return state && info(state);
+  }
+
+  /** Whether the exchange of that name is a delayed one (see `delayed.ts`). */
+  isDelayed(name: string): boolean {
+    return this.#exchanges.get(name)?.delayed === true;
   }
 
   /** Whether an exchange of that name exists. */

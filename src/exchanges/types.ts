@@ -6,10 +6,19 @@
 import type { FieldTable } from '../message/types.js';
 
 /** The exchange kinds, as AMQP brokers name them. */
-export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
+export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers' | 'x-delayed-message';
+
+/** The exchange kinds that route by bindings of their own (what `x-delayed-type` may name). */
+export type RoutingType = Exclude<ExchangeType, 'x-delayed-message'>;
 
 /** Every supported exchange type, in a stable order. */
-export const EXCHANGE_TYPES: readonly ExchangeType[] = ['direct', 'fanout', 'topic', 'headers'];
+export const EXCHANGE_TYPES: readonly ExchangeType[] = [
+  'direct',
+  'fanout',
+  'topic',
+  'headers',
+  'x-delayed-message',
+];
 
 /** Whether `type` is an exchange type mqlite knows (another is refused with 406). */
 export function isExchangeType(type: unknown): type is ExchangeType {

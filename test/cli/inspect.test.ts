@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
 import { FORMAT_VERSION } from '../../src/storage/fs/format.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
 import { runCli } from '../support/cli.js';
 import {
   brokerDirectory,
@@ -9,6 +12,7 @@ import {
   FIXTURE_VERSIONS,
   hashDirectory,
   removeDataDirs,
+  tempDir,
 } from '../support/data-dirs.js';
 
 afterAll(removeDataDirs);
@@ -68,6 +72,37 @@ describe('mqlite inspect', () => {
     expect(run.stdout).toMatch(/ {4}offset {5}reader: \d+/);
     expect(run.stdout).toContain(`      ${path.join('events', 'messages', '0000000001.seg')}  `);
     expect(run.stdout).toContain("  orders  direct, durable\n    → jobs  routing key 'new'");
+  });
+
+  it('lists the messages a durable delayed exchange holds and when the first falls due', async () => {
+    const dir = path.join(tempDir(), 'delayed');
+    const clock = new ManualClock(Date.UTC(2024, 0, 1));
+    const broker = await Broker.open({ storage: fsStorage({ dir }), clock });
+    const later = await broker.exchange('later', 'x-delayed-message', {
+      arguments: { 'x-delayed-type': 'direct' },
+    });
+    for (const [delay, deliveryMode] of [
+      [7_200_000, 2],
+      [3_600_000, 2],
+      [60_000, 1],
+    ] as const) {
+      await later.publish('job', { deliveryMode, headers: { 'x-delay': delay } });
+    }
+    await broker.close();
+    const before = hashDirectory(dir);
+    const report = JSON.parse((await runCli(['inspect', dir, '--json'])).stdout);
+    expect(report.exchanges).toEqual([
+      expect.objectContaining({
+        name: 'later',
+        type: 'x-delayed-message',
+        delayed: { messages: 2, nextDue: Date.UTC(2024, 0, 1, 1) },
+      }),
+    ]);
+    const text = (await runCli(['inspect', dir])).stdout;
+    expect(text).toContain(
+      '  later  x-delayed-message, durable\n    delayed    2 messages, next due 2024-01-01T01:00:00.000Z',
+    );
+    expect(hashDirectory(dir)).toBe(before);
   });
 
   for (const version of FIXTURE_VERSIONS) {

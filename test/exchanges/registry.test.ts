@@ -107,12 +107,12 @@ describe('Exchanges: declaring', () => {
 
   it('refuses an unknown exchange type with 406, as RabbitMQ 4.x, before the name is checked', () => {
     const ex = new Exchanges();
-    const err = catchError(() => ex.declare('x', 'x-delayed-message'));
+    const err = catchError(() => ex.declare('x', 'x-no-such-type'));
     expect(err).toBeInstanceOf(PreconditionFailedError);
     expect(err).toMatchObject({
       code: 'MQLITE_PRECONDITION_FAILED',
       replyCode: 406,
-      message: "PRECONDITION_FAILED - unknown exchange type 'x-delayed-message'",
+      message: "PRECONDITION_FAILED - unknown exchange type 'x-no-such-type'",
     });
     expect(ex.has('x')).toBe(false);
     expect(() => ex.declare('', 'x-delayed-message')).toThrow(/unknown exchange type/);

@@ -1,7 +1,8 @@
 /**
- * The crash loop in CI: a worker process works all four queue kinds on a data directory and is
- * killed with SIGKILL at seeded random moments; after each kill the directory is reopened and
- * checked against everything the worker reported (see test/support/crash-loop/harness.ts).
+ * The crash loop in CI: a worker process works all four queue kinds and a delayed exchange on a
+ * data directory and is killed with SIGKILL at seeded random moments; after each kill the
+ * directory is reopened and checked against everything the worker reported (see
+ * test/support/crash-loop/harness.ts).
  * `npm run crash -- --kills N` runs the long version.
  */
 import fs from 'node:fs';

@@ -3,6 +3,7 @@ import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
+import { delayedScenarios } from './delayed.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
@@ -75,6 +76,7 @@ const all: readonly Scenario[] = [
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
+  ...delayedScenarios,
 ];
 
 for (const name of Object.keys(LAVINMQ_DIFFERS)) {

@@ -9,7 +9,10 @@
  *   consumer is not past the end and reopening reported no clamp;
  * - each LVQ key holds a value at least as new as its latest resolved one;
  * - nothing is damaged, and a scratch queue (declared and deleted now and then, never published
- *   to) is there empty or not there.
+ *   to) is there empty or not there;
+ * - every resolved delayed publish not acked since is still held or was routed to its queue,
+ *   none was delivered before it was due, and one routed twice (routed in the instant of the
+ *   kill, so routed again after recovery, as README allows) is counted.
  *
  * The worker is bundled once per process (esbuild), so a run starts in a fraction of the time
  * a TypeScript loader takes.
@@ -18,9 +21,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { Broker } from '../../../src/broker/broker.js';
 import { DataLossError } from '../../../src/errors.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
-import { simulateCrash } from '../../../src/testing/index.js';
+import { ManualClock, simulateCrash } from '../../../src/testing/index.js';
 import { bundled } from '../bundle.js';
 import {
+  DELAYED,
+  DELAYED_DECLARATION,
   idOfBody,
   type PolicyName,
   QUEUE_NAMES,
@@ -29,6 +34,7 @@ import {
   READER,
   random,
   SCRATCH,
+  type Target,
 } from './workload.js';
 
 export interface CrashLoopOptions {
@@ -50,6 +56,8 @@ export interface CrashLoopResult {
   corrupt: number;
   /** Kills that came while a scratch queue was being declared or deleted. */
   structuralKills: number;
+  /** Delayed messages found routed twice (routed at a kill, and again after recovery). */
+  delayedTwice: number;
   /** Milliseconds each reopen (`Broker.open` on the crashed directory) took. */
   readonly reopenMs: number[];
 }
@@ -67,17 +75,23 @@ export function workerBundle(): Promise<string> {
 /** What the worker printed, as the checker keeps it across runs. */
 class Ledger {
   /** Ids whose publish started, per queue. */
-  readonly attempted = new Map<QueueName, Set<number>>(QUEUE_NAMES.map((q) => [q, new Set()]));
-  /** Resolved and not acked since (classic, priority). */
-  readonly pending = new Map<QueueName, Set<number>>([
+  readonly attempted = new Map<Target, Set<number>>(
+    ([...QUEUE_NAMES, DELAYED] as Target[]).map((q) => [q, new Set()]),
+  );
+  /** Resolved and not acked since (classic, priority, delayed). */
+  readonly pending = new Map<Target, Set<number>>([
     ['classic', new Set()],
     ['prio', new Set()],
+    [DELAYED, new Set()],
   ]);
   /** Acked before their publish resolved (a consumer may get a message that early). */
-  readonly ackedEarly = new Map<QueueName, Set<number>>([
+  readonly ackedEarly = new Map<Target, Set<number>>([
     ['classic', new Set()],
     ['prio', new Set()],
+    [DELAYED, new Set()],
   ]);
+  /** Delayed messages the worker got before they were due. */
+  readonly early: string[] = [];
   /** Resolved stream ids not yet known dropped by retention, ascending. */
   streamResolved: number[] = [];
   /** Latest resolved id per LVQ key. */
@@ -93,7 +107,9 @@ class Ledger {
     this.trace.push(line);
     if (this.trace.length > 40) this.trace.shift();
     const [kind, queue, a, b] = line.split(' ') as [string, QueueName, string, string?];
-    if (kind === 'Q') {
+    if (kind === 'E') {
+      this.early.push(line);
+    } else if (kind === 'Q') {
       this.structural = queue !== ('done' as string);
     } else if (kind === 'S') {
       const set = this.attempted.get(queue)!;
@@ -122,6 +138,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     losses: 0,
     corrupt: 0,
     structuralKills: 0,
+    delayedTwice: 0,
     reopenMs: [],
   };
   for (let run = 1; run <= options.kills; run++) {
@@ -202,7 +219,9 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
   const reported: unknown[] = [];
   const storage = fsStorage({ dir, fsync: 'never' });
   const started = performance.now();
-  const broker = await Broker.open({ storage, onError: (error) => reported.push(error) });
+  // A clock an hour ahead: every delayed message held is due, and routed when it is moved.
+  const clock = new ManualClock(Date.now() + 3_600_000);
+  const broker = await Broker.open({ storage, clock, onError: (error) => reported.push(error) });
   result.reopenMs.push(performance.now() - started);
   try {
     // A crash may leave a torn last write, which recovery cuts and reports; anything else
@@ -211,7 +230,7 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
       if (error instanceof DataLossError && error.kind === 'torn-write') continue;
       violations.push(`reported on open: ${String(error)}`);
     }
-    const bad = (queue: QueueName, body: string, where: string) => {
+    const bad = (queue: Target, body: string, where: string) => {
       const id = idOfBody(queue, body);
       if (id === undefined) {
         result.corrupt++;
@@ -291,6 +310,29 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
       if (value === undefined || value < latest) {
         result.losses++;
         violations.push(`lvq: key ${key} holds ${value ?? 'nothing'}, latest resolved ${latest}`);
+      }
+    }
+    // The delayed exchange: routed all it holds (all due on this clock), none early, none lost.
+    await broker.exchange(DELAYED, 'x-delayed-message', DELAYED_DECLARATION);
+    const routed = await broker.queue(DELAYED, { durable: true });
+    clock.advance(0);
+    const held = () => broker.exchanges().find((e) => e.name === DELAYED)?.delayed?.messages;
+    for (const end = Date.now() + 30_000; held() !== 0 && Date.now() < end; ) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (held() !== 0) violations.push(`${DELAYED}: still holds ${held()} messages all due`);
+    violations.push(...ledger.early.splice(0).map((line) => `delivered before due: ${line}`));
+    const routedIds = new Set<number>();
+    for (let m = await routed.get({ noAck: false }); m; m = await routed.get({ noAck: false })) {
+      const id = bad(DELAYED, m.bodyString(), 'get');
+      if (id === undefined) continue;
+      if (routedIds.has(id)) result.delayedTwice++;
+      routedIds.add(id);
+    }
+    for (const id of ledger.pending.get(DELAYED)!) {
+      if (!routedIds.has(id)) {
+        result.losses++;
+        violations.push(`${DELAYED}: resolved id ${id} (not acked) is missing`);
       }
     }
     // A scratch queue whose declare or delete a kill cut short is there whole, or not at all.

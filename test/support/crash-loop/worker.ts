@@ -1,7 +1,7 @@
 /**
- * The crash loop's worker: opens a broker on a data directory and works its four queues until
- * killed, printing (see `WorkerLine`) every publish it starts and every one that resolved, and
- * every ack before it is made.
+ * The crash loop's worker: opens a broker on a data directory and works its four queues and a
+ * delayed exchange until killed, printing (see `WorkerLine`) every publish it starts and every
+ * one that resolved, every ack before it is made, and a delayed message delivered early.
  *
  * Usage: node worker.mjs <dir> <always|interval> <seed> <run>
  */
@@ -11,10 +11,13 @@ import type { Message } from '../../../src/message/message.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import {
   bodyOf,
+  DELAYED,
+  DELAYED_DECLARATION,
   fsyncOf,
   idOf,
   idOfBody,
   LVQ_KEYS,
+  MAX_DELAY_MS,
   type PolicyName,
   QUEUE_NAMES,
   QUEUES,
@@ -66,6 +69,16 @@ await queues.stream.subscribe(
   { tag: READER, manualAck: true, prefetch: 256 },
   acker((m) => `stream ${m.properties.headers?.['x-stream-offset']}`),
 );
+const delayed = await broker.exchange(DELAYED, 'x-delayed-message', DELAYED_DECLARATION);
+const routed = await broker.queue(DELAYED, { durable: true });
+await routed.bind(DELAYED, 'd');
+const ackDelayed = acker((m) => `${DELAYED} ${idOfBody(DELAYED, m.bodyString())}`);
+await routed.subscribe({ manualAck: true, prefetch: 64 }, (m) => {
+  const due = Number(m.properties.headers?.due);
+  const now = Date.now();
+  if (now < due) print(`E ${DELAYED} ${idOfBody(DELAYED, m.bodyString())} ${due} ${now}\n`);
+  ackDelayed(m);
+});
 print('R\n');
 
 /**
@@ -88,8 +101,32 @@ function declareOrDelete(): void {
 
 let seq = 0;
 const inFlight: Promise<void>[] = [];
+
+/** Publishes a few persistent messages to the delayed exchange, each due within MAX_DELAY_MS. */
+function publishDelayed(): void {
+  const count = 1 + Math.floor(rand() * 8);
+  const first = idOf(run, seq + 1);
+  seq += count;
+  print(`S ${DELAYED} ${first} ${first + count - 1}\n`);
+  const published: Promise<string>[] = [];
+  for (let id = first; id < first + count; id++) {
+    const delay = Math.floor(rand() * MAX_DELAY_MS);
+    const headers = { 'x-delay': delay, due: Date.now() + delay };
+    published.push(
+      delayed
+        .publish(bodyOf(DELAYED, id), { routingKey: 'd', deliveryMode: 2, headers })
+        .then(() => `P ${DELAYED} ${id}\n`),
+    );
+  }
+  inFlight.push(Promise.all(published).then((lines) => void print(lines.join(''))));
+}
 for (;;) {
   if (!structural && rand() < 0.02) declareOrDelete();
+  if (rand() < 0.15) {
+    publishDelayed();
+    await new Promise((resolve) => setImmediate(resolve));
+    continue;
+  }
   const name = QUEUE_NAMES[Math.floor(rand() * QUEUE_NAMES.length)]!;
   const count = 1 + Math.floor(rand() * 16);
   const first = idOf(run, seq + 1);

@@ -14,6 +14,17 @@ export const QUEUES = {
 
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+
+/**
+ * The durable delayed exchange the worker publishes to now and then (persistent messages, each
+ * with its due time in a `due` header), routing by the key `d` to the queue of the same name.
+ */
+export const DELAYED = 'delayed';
+export const DELAYED_DECLARATION = { arguments: { 'x-delayed-type': 'direct' } } as const;
+/** Longest `x-delay` the worker asks for. */
+export const MAX_DELAY_MS = 150;
+/** What the ledger follows: the queues, and the delayed exchange with its queue. */
+export type Target = QueueName | typeof DELAYED;
 /** Prefix of the queues the worker declares and deletes now and then (`scratch-<kind>`). */
 export const SCRATCH = 'scratch-';
 /** Tag of the stream's tracked consumer. */
@@ -33,13 +44,13 @@ export function fsyncOf(policy: PolicyName): FsyncPolicy {
 export const idOf = (run: number, seq: number) => run * 1e7 + seq;
 
 /** The body of message `id` of `queue`: its fill is a function of both. */
-export function bodyOf(queue: QueueName, id: number): string {
+export function bodyOf(queue: Target, id: number): string {
   const fill = String.fromCharCode(97 + (id % 26)).repeat(id % 509);
   return `${queue}|${id}|${fill}|${(id * 2654435761) % 4294967296}`;
 }
 
 /** The id of a body made by {@link bodyOf} for `queue`, or undefined if it is not one. */
-export function idOfBody(queue: QueueName, body: string): number | undefined {
+export function idOfBody(queue: Target, body: string): number | undefined {
   const id = Number(body.split('|')[1]);
   return Number.isSafeInteger(id) && bodyOf(queue, id) === body ? id : undefined;
 }
@@ -51,7 +62,8 @@ export function idOfBody(queue: QueueName, body: string): number | undefined {
  * - `P <queue> <id> [key]`: the publish resolved;
  * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset);
  * - `Q declare|delete <queue>`: about to declare or delete a scratch queue; `Q done <queue>`:
- *   that resolved.
+ *   that resolved;
+ * - `E delayed <id> <due> <now>`: a delayed message was delivered before it was due.
  */
 export type WorkerLine = string;
 
