@@ -93,6 +93,32 @@ export interface RecoveryEvent {
   readonly action: string;
 }
 
+/** A fault a test injected into a served broker (`mqlite/testing/server`). */
+export type FaultKind =
+  /** A connection closed by the server: connection.close 320 CONNECTION_FORCED. */
+  | 'close'
+  /** A connection's socket destroyed, no close frame sent. */
+  | 'drop'
+  /** A connection attempt refused (`detail`: `reset`, or the reply code of the close). */
+  | 'refuse'
+  /** A channel closed by the server with an error (`detail`: its reply text). */
+  | 'close-channel'
+  /** A connection no longer read nor written to, so the client's heartbeat check fires. */
+  | 'stall'
+  /** The broker closed and reopened on its storage and port. */
+  | 'restart';
+
+/** Payload of `mqlite:fault`: a fault was injected; one event per connection it hit. */
+export interface FaultEvent {
+  readonly fault: FaultKind;
+  /** The connection's client address and port, when the fault hit one. */
+  readonly peer?: string;
+  /** The connection's client-provided name (`connection_name`), when it gave one. */
+  readonly name?: string;
+  /** The reply code and text, or how an attempt was refused. */
+  readonly detail?: string;
+}
+
 /** Where an error nobody awaits came from. */
 export type ErrorSource =
   /** A consumer's callback threw or its promise rejected. */
@@ -141,6 +167,7 @@ export const CHANNELS = {
   retention: 'mqlite:retention',
   recovery: 'mqlite:recovery',
   error: 'mqlite:error',
+  fault: 'mqlite:fault',
 } as const;
 
 /** `mqlite:dead-letter`, carrying {@link DeadLetterEvent}. */
@@ -155,6 +182,9 @@ export const retentionChannel = channel(CHANNELS.retention);
 export const recoveryChannel = channel(CHANNELS.recovery);
 /** `mqlite:error`, carrying {@link ErrorEvent}. */
 export const errorChannel = channel(CHANNELS.error);
+
+/** `mqlite:fault`, carrying {@link FaultEvent}. */
+export const faultChannel = channel(CHANNELS.fault);
 
 /**
  * Reports an error nobody awaits: on `mqlite:error`, then to `handler`. A handler that throws

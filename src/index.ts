@@ -51,6 +51,8 @@ export {
   type ErrorEvent,
   type ErrorHandler,
   type ErrorSource,
+  type FaultEvent,
+  type FaultKind,
   type RecoveryEvent,
   type RetentionEvent,
   type UnroutableEvent,

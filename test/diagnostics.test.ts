@@ -39,6 +39,7 @@ describe('diagnostics channels', () => {
       retention: 'mqlite:retention',
       recovery: 'mqlite:recovery',
       error: 'mqlite:error',
+      fault: 'mqlite:fault',
     });
   });
 
