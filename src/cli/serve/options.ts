@@ -27,6 +27,8 @@ Options:
   --frame-max <n>           largest frame in bytes, 4096 or more (default 131072)
   --max-message-size <n>    largest message body in bytes (default and most 134217728)
   --heartbeat <seconds>     heartbeat proposed to clients (default 60; 0: none)
+  --url-file <file>         also write the URL to this file once listening (for a test
+                            harness in another language: --port 0, then read the file)
   --verbose                 one line per connection event
   -h, --help                this text
 
@@ -45,6 +47,7 @@ export interface ServeOptions {
   readonly limits: ServerLimits;
   readonly heartbeat: number;
   readonly verbose: boolean;
+  readonly urlFile: string | undefined;
 }
 
 /**
@@ -91,6 +94,7 @@ export function parseServeOptions(args: readonly string[]): ServeOptions {
     },
     heartbeat: integer(values.heartbeat, '--heartbeat', 60, 0, 65535),
     verbose: values.verbose === true,
+    urlFile: values['url-file'],
   };
 }
 
@@ -113,6 +117,7 @@ function parse(args: readonly string[]) {
       'frame-max': { type: 'string' },
       'max-message-size': { type: 'string' },
       heartbeat: { type: 'string' },
+      'url-file': { type: 'string' },
       verbose: { type: 'boolean' },
     },
   });
