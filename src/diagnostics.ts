@@ -103,6 +103,8 @@ export type FaultKind =
   | 'refuse'
   /** A channel closed by the server with an error (`detail`: its reply text). */
   | 'close-channel'
+  /** Every frame to a connection delayed on the clock (`detail`: by how long). */
+  | 'delay'
   /** A connection no longer read nor written to, so the client's heartbeat check fires. */
   | 'stall'
   /** The broker closed and reopened on its storage and port. */

@@ -256,6 +256,11 @@ export class AmqpConnection implements ChannelHost {
     this.#output.close();
   }
 
+  /** Sends every frame from now on `ms` later on the server's clock (0: at once again). */
+  delayFrames(ms: number): void {
+    this.#output.delay(ms, this.#options.clock);
+  }
+
   // --- ChannelHost ---------------------------------------------------------------------------
 
   write(build: (w: Writer) => void): void {

@@ -1,6 +1,6 @@
 /**
  * Faults a test injects into a running server: connections closed (320) or dropped, connection
- * attempts refused, channels closed with an error, connections stalled. `listen()` takes one
+ * attempts refused, channels closed with an error, frames delayed, connections stalled. `listen()` takes one
  * `ServerFaults` as its `faults` option and consults it as clients connect; `mqlite/testing/server`
  * drives it. Every fault is reported on `mqlite:fault` and touches no stored data: what a closed
  * connection held unacknowledged is requeued, as on any connection's end.
@@ -141,6 +141,23 @@ export class ServerFaults {
       report('close-channel', c, error.replyText);
     }
     return closed;
+  }
+
+  /**
+   * Delays every frame to the matching connections by `ms` on the server's clock (0: no more
+   * delay); returns how many. With a `ManualClock`, frames wait for `advance()`.
+   * @throws RangeError for a negative or non-finite delay.
+   */
+  delay(ms: number, match: ConnectionMatch = {}): number {
+    if (!Number.isFinite(ms) || ms < 0) {
+      throw new RangeError(`a delay is a non-negative number of ms, got ${ms}`);
+    }
+    const hit = this.#matching(match);
+    for (const c of hit) {
+      c.delayFrames(ms);
+      report('delay', c, `${ms} ms`);
+    }
+    return hit.length;
   }
 
   /** Stops reading and writing the matching connections; returns how many. */

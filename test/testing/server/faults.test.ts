@@ -163,6 +163,34 @@ describe('faults', () => {
     expect(error.code).toBe(541);
   });
 
+  it('delay() holds every frame to that connection until the clock has moved by the delay', async () => {
+    await using timed = await startBroker({ clock: true });
+    const slow = await amqplib.connect(timed.url, {
+      clientProperties: { connection_name: 'slow' },
+    });
+    const fast = await amqplib.connect(timed.url, {
+      clientProperties: { connection_name: 'fast' },
+    });
+    const slowChannel = await slow.createChannel();
+    expect(timed.faults.delay(5000, { name: 'slow' })).toBe(1);
+    let answered = false;
+    const declared = slowChannel.assertQueue('delayed').then(() => {
+      answered = true;
+    });
+    // The server did declare it: only its answer waits.
+    await expect.poll(() => timed.broker.queues().map((q) => q.name)).toContain('delayed');
+    await (await fast.createChannel()).assertQueue('prompt');
+    timed.clock.advance(4999);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    timed.clock.advance(1);
+    await declared;
+    timed.faults.delay(0, { name: 'slow' });
+    await slowChannel.assertQueue('prompt-again');
+    expect(() => timed.faults.delay(-1)).toThrow(RangeError);
+    await Promise.all([slow.close(), fast.close()]);
+  });
+
   it("stall() stops answering a connection: the client's heartbeat check gives up on it", async () => {
     await using slow = await startBroker({ server: { heartbeat: 1 } });
     const connection = await amqplib.connect(slow.url, {
