@@ -70,6 +70,16 @@ describe('faults', () => {
     await c.connection.close();
   });
 
+  it('close({ peer }) closes that one connection', async () => {
+    const a = await named('same');
+    const b = await named('same');
+    const [first] = started.faults.connections();
+    expect(await started.faults.close({ peer: first!.peer })).toBe(1);
+    await a.ended;
+    expect(started.faults.connections()).toHaveLength(1);
+    await b.connection.close();
+  });
+
   it('close({}, { drop: true }) drops every connection without a close frame', async () => {
     const a = await named('a');
     const b = await named('b');
@@ -100,7 +110,8 @@ describe('faults', () => {
     await other.close();
   });
 
-  it('refuse(2) resets the next two connection attempts, then accepts again', async () => {
+  it('refuse(2) resets the next two connection attempts, then accepts again; open connections go on', async () => {
+    const open = await named('open-before');
     started.faults.refuse(2);
     await expect(amqplib.connect(started.url)).rejects.toThrow(
       /ECONNRESET|socket closed|Unexpected close/i,
@@ -111,6 +122,8 @@ describe('faults', () => {
     expect(started.faults.refusing).toBe(0);
     const connection = await amqplib.connect(started.url);
     await connection.close();
+    await (await open.connection.createChannel()).assertQueue('', { exclusive: true });
+    await open.connection.close();
     expect(faults).toEqual([
       { fault: 'refuse', detail: 'reset' },
       { fault: 'refuse', detail: 'reset' },
