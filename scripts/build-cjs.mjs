@@ -1,6 +1,6 @@
 // The CommonJS build, run by `npm run build` after tsc's ES build: for Jest and other loaders that
 // cannot require() an ES module. One bundle, dist/cjs/mqlite.js, holds the library once; the entry
-// points (mqlite, mqlite/testing, mqlite/server) each export their part of it, so a broker and a
+// points (mqlite, mqlite/testing, mqlite/testing/server, mqlite/server) each export their part of it, so a broker and a
 // server required from CommonJS share their classes. The types are the ES build's declarations,
 // copied under dist/cjs, whose package.json makes TypeScript read them as CommonJS.
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,12 @@ import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url);
 const out = new URL('dist/cjs/', root);
-const entries = { '.': 'index', './testing': 'testing/index', './server': 'server/index' };
+const entries = {
+  '.': 'index',
+  './testing': 'testing/index',
+  './testing/server': 'testing/server/index',
+  './server': 'server/index',
+};
 
 mkdirSync(out, { recursive: true });
 writeFileSync(new URL('package.json', out), '{ "type": "commonjs" }\n');
@@ -47,7 +52,11 @@ for (const [subpath, file] of Object.entries(entries)) {
     `'use strict';\nmodule.exports = require('${depth === 0 ? './' : '../'.repeat(depth)}mqlite.js').${key(subpath)};\n`,
   );
 }
-/** The bundle's export that holds a subpath's module: `.` is `main`, `./testing` is `testing`. */
+/**
+ * The bundle's export that holds a subpath's module: `.` is `main`, `./testing` is `testing`,
+ * `./testing/server` is `testingServer`.
+ */
 function key(subpath) {
-  return subpath === '.' ? 'main' : subpath.slice(2);
+  if (subpath === '.') return 'main';
+  return subpath.slice(2).replace(/\/(\w)/g, (_, c) => c.toUpperCase());
 }

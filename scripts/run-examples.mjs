@@ -3,8 +3,11 @@
 // shows, not only of running, and it imports mqlite by name, as an app does. `--update` writes
 // the expected output of every example afresh.
 // AMQP_URL is not passed on: the migration example then runs on mqlite alone, as it prints here.
+// A directory of examples/ with a vitest.config.ts is a test suite as a user writes one: it is run
+// with Vitest and passes when its tests do (its report, with timings, is not compared).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const examples = new URL('../examples/', import.meta.url);
 const outputs = new URL('output/', examples);
@@ -59,5 +62,31 @@ for (const file of files) {
     process.stdout.write(`examples/${file} failed: ${problem}\n`);
   }
 }
-process.stdout.write(`\nexamples: ${files.length - failed} passed, ${failed} failed\n`);
+const suites = readdirSync(examples, { withFileTypes: true })
+  .filter(
+    (entry) =>
+      entry.isDirectory() && existsSync(new URL(`${entry.name}/vitest.config.ts`, examples)),
+  )
+  .map((entry) => entry.name)
+  .sort();
+for (const suite of suites) {
+  process.stdout.write(`\n--- examples/${suite}/ (vitest)\n`);
+  const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
+  const config = fileURLToPath(new URL('example-vitest.config.ts', import.meta.url));
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', vitest, 'run', '--root', `examples/${suite}`, '--config', config],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, AMQP_URL: undefined, EXAMPLE_DIR: `examples/${suite}` },
+      timeout: 120_000,
+    },
+  );
+  if (run.status !== 0) {
+    failed++;
+    process.stdout.write(`examples/${suite}/ failed: exit ${run.status ?? run.signal}\n`);
+  }
+}
+const total = files.length + suites.length;
+process.stdout.write(`\nexamples: ${total - failed} passed, ${failed} failed\n`);
 process.exit(failed === 0 ? 0 : 1);

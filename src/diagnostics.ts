@@ -107,6 +107,34 @@ export interface AlarmEvent {
   readonly limit: number;
 }
 
+/** A fault a test injected into a served broker (`mqlite/testing/server`). */
+export type FaultKind =
+  /** A connection closed by the server: connection.close 320 CONNECTION_FORCED. */
+  | 'close'
+  /** A connection's socket destroyed, no close frame sent. */
+  | 'drop'
+  /** A connection attempt refused (`detail`: `reset`, or the reply code of the close). */
+  | 'refuse'
+  /** A channel closed by the server with an error (`detail`: its reply text). */
+  | 'close-channel'
+  /** Every frame to a connection delayed on the clock (`detail`: by how long). */
+  | 'delay'
+  /** A connection no longer read nor written to, so the client's heartbeat check fires. */
+  | 'stall'
+  /** The broker closed and reopened on its storage and port. */
+  | 'restart';
+
+/** Payload of `mqlite:fault`: a fault was injected; one event per connection it hit. */
+export interface FaultEvent {
+  readonly fault: FaultKind;
+  /** The connection's client address and port, when the fault hit one. */
+  readonly peer?: string;
+  /** The connection's client-provided name (`connection_name`), when it gave one. */
+  readonly name?: string;
+  /** The reply code and text, or how an attempt was refused. */
+  readonly detail?: string;
+}
+
 /** Where an error nobody awaits came from. */
 export type ErrorSource =
   /** A consumer's callback threw or its promise rejected. */
@@ -158,6 +186,7 @@ export const CHANNELS = {
   recovery: 'mqlite:recovery',
   error: 'mqlite:error',
   alarm: 'mqlite:alarm',
+  fault: 'mqlite:fault',
 } as const;
 
 /** `mqlite:dead-letter`, carrying {@link DeadLetterEvent}. */
@@ -174,6 +203,9 @@ export const recoveryChannel = channel(CHANNELS.recovery);
 export const errorChannel = channel(CHANNELS.error);
 /** `mqlite:alarm`, carrying {@link AlarmEvent}. */
 export const alarmChannel = channel(CHANNELS.alarm);
+
+/** `mqlite:fault`, carrying {@link FaultEvent}. */
+export const faultChannel = channel(CHANNELS.fault);
 
 /**
  * Reports an error nobody awaits: on `mqlite:error`, then to `handler`. A handler that throws

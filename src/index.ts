@@ -56,6 +56,8 @@ export {
   type ErrorEvent,
   type ErrorHandler,
   type ErrorSource,
+  type FaultEvent,
+  type FaultKind,
   type RecoveryEvent,
   type RetentionEvent,
   type UnroutableEvent,

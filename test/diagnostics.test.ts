@@ -40,6 +40,7 @@ describe('diagnostics channels', () => {
       recovery: 'mqlite:recovery',
       error: 'mqlite:error',
       alarm: 'mqlite:alarm',
+      fault: 'mqlite:fault',
     });
   });
 

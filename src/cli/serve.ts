@@ -3,6 +3,7 @@
  * so many processes, in any language, share its durable queues.
  */
 
+import { rename, writeFile } from 'node:fs/promises';
 import type { ConnectionEvent } from '../server/events.js';
 import { listen } from '../server/server.js';
 import { type CliIo, type Command, EXIT } from './command.js';
@@ -39,6 +40,8 @@ export const serve: Command = {
           ? { onConnection: (event: ConnectionEvent) => io.stdout.write(`${describe(event)}\n`) }
           : {}),
       });
+      // The file first: whoever read the printed URL finds the file written.
+      if (options.urlFile !== undefined) await writeUrlFile(options.urlFile, server.url);
       io.stdout.write(`${server.url}\n`);
       if (server.tlsUrl) io.stdout.write(`${server.tlsUrl}\n`);
       await aborted(
@@ -51,6 +54,13 @@ export const serve: Command = {
     return EXIT.ok;
   },
 };
+
+/** Written whole or not at all: a harness polling for the file never reads half a URL. */
+async function writeUrlFile(file: string, url: string): Promise<void> {
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, `${url}\n`);
+  await rename(partial, file);
+}
 
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();

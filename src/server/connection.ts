@@ -98,6 +98,8 @@ export class AmqpConnection implements ChannelHost {
   vhost: string | undefined;
   frameMax = HANDSHAKE_FRAME_MAX;
   cancelNotify = false;
+  /** The client-provided name (`connection_name` of its client properties), if it gave one. */
+  clientName: string | undefined;
   /** The client announced `authentication_failure_close`: a refused login is told, not silent. */
   #authFailureClose = false;
   readonly #socket: Socket;
@@ -124,6 +126,8 @@ export class AmqpConnection implements ChannelHost {
   #blockedNotify = false;
   #sentBlocked = false;
   #readPaused = false;
+  /** Neither read nor written to any more (a test's fault): the peer's heartbeat check fires. */
+  #stalled = false;
   #heartbeatMs = 0;
   #ended: Promise<void> | undefined;
   #resolveDone!: () => void;
@@ -185,6 +189,11 @@ export class AmqpConnection implements ChannelHost {
     return this.#output.writable;
   }
 
+  /** The client's `address:port`. */
+  get peer(): string {
+    return this.#peer;
+  }
+
   /** The body size limit of publishes. */
   get maxMessageBytes(): number {
     return this.#options.limits.maxMessageBytes;
@@ -228,6 +237,36 @@ export class AmqpConnection implements ChannelHost {
       this.#destroy();
     }
     return this.#done;
+  }
+
+  /** Destroys the socket without a close frame, as a network failure does. */
+  drop(): Promise<void> {
+    this.#destroy();
+    return this.#done;
+  }
+
+  /**
+   * Raises `error` on channel `id` as if a method there had failed: channel.close for a channel
+   * exception, connection.close for a connection one. False when no such channel is open.
+   */
+  closeChannel(id: number, error: AmqpException): boolean {
+    const channel = this.#channels.get(id);
+    if (!channel || this.#state !== 'running') return false;
+    channel.exception(error, 0, 0);
+    return true;
+  }
+
+  /** Stops reading and writing, heartbeats included, until the peer gives up and goes. */
+  stall(): void {
+    this.#stalled = this.#readPaused = true;
+    this.#socket.pause();
+    this.#heartbeats.stop();
+    this.#output.close();
+  }
+
+  /** Sends every frame from now on `ms` later on the server's clock (0: at once again). */
+  delayFrames(ms: number): void {
+    this.#output.delay(ms, this.#options.clock);
   }
 
   // --- ChannelHost ---------------------------------------------------------------------------
@@ -317,6 +356,8 @@ export class AmqpConnection implements ChannelHost {
 
   /** Reads the socket unless the backlog or the alarm stops it. */
   #updateReading(): void {
+    // A stalled connection stays unread whatever else changes.
+    if (this.#stalled) return;
     const paused = this.#backlogHigh || this.#blocked;
     if (paused === this.#readPaused) return;
     this.#readPaused = paused;
@@ -445,6 +486,8 @@ export class AmqpConnection implements ChannelHost {
         );
         this.cancelNotify = cancelNotify;
         this.#blockedNotify = blockedNotify;
+        const name = method.args.clientProperties.connection_name;
+        if (typeof name === 'string') this.clientName = name;
         this.user = user;
         this.#state = 'tune-ok';
         const limits = this.#options.limits;

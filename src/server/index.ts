@@ -7,6 +7,12 @@
 export { hashPassword, Users, type VhostAccess } from './auth.js';
 export { AmqpException } from './errors.js';
 export type { ConnectionEvent } from './events.js';
+export {
+  type ConnectionInfo,
+  type ConnectionMatch,
+  type Refusal,
+  ServerFaults,
+} from './faults.js';
 export type { ServerLimits } from './limits.js';
 export type { MemoryAlarmOptions, ResourceAlarm } from './memory-alarm.js';
 export { type AmqpServer, type ListenOptions, listen } from './server.js';

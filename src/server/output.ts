@@ -6,6 +6,7 @@
  * connection is told (it closes with 541, as RabbitMQ does for an internal error).
  */
 import type { Socket } from 'node:net';
+import type { Clock } from '../clock.js';
 import type { Heartbeats } from './heartbeats.js';
 import { Writer } from './wire/bytes.js';
 
@@ -25,6 +26,8 @@ export class ConnectionOutput {
   readonly #out = new Writer(4096);
   #flushScheduled = false;
   #closed = false;
+  /** Frames leave this long after they are flushed (a test's latency fault). */
+  #latency: { readonly ms: number; readonly clock: Clock } | undefined;
 
   /** Where the batch appended through `writer()` starts, until `appended()` or `failed()`. */
   #batchStart = 0;
@@ -90,6 +93,23 @@ export class ConnectionOutput {
     const bytes = out.take();
     out.pos = 0;
     this.#heartbeats.wrote();
+    const latency = this.#latency;
+    if (!latency) {
+      this.#send(bytes);
+      return;
+    }
+    // Timers of one delay fire in the order they were set: the frames keep their order.
+    latency.clock.setTimeout(() => {
+      if (!this.#socket.destroyed) this.#send(bytes);
+    }, latency.ms);
+  }
+
+  /** Every frame from now on leaves `ms` later on `clock` (0: at once again). */
+  delay(ms: number, clock: Clock): void {
+    this.#latency = ms > 0 ? { ms, clock } : undefined;
+  }
+
+  #send(bytes: Buffer): void {
     if (!this.#socket.write(bytes)) this.#setWritable(false);
   }
 

@@ -12,6 +12,7 @@ import { isLoopback, Users } from './auth.js';
 import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
+import type { ServerFaults } from './faults.js';
 import { resolveLimits, type ServerLimits } from './limits.js';
 import { MemoryAlarm, type MemoryAlarmOptions, type ResourceAlarm } from './memory-alarm.js';
 import { ReplyAddresses } from './reply-to.js';
@@ -50,6 +51,8 @@ export interface ListenOptions {
   clock?: Clock;
   /** Told when a client connects, opens a vhost and goes. */
   onConnection?: (event: ConnectionEvent) => void;
+  /** Faults a test injects (`mqlite/testing/server` passes its own). */
+  faults?: ServerFaults;
 }
 
 /** A running AMQP server. */
@@ -119,11 +122,14 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   const alarm = new MemoryAlarm(options.memory ?? {}, clock, (raised) => {
     for (const connection of connections) connection.setAlarm(raised);
   });
+  const faults = options.faults;
+  faults?.attach(connections);
   const accept = (socket: Socket, tls: boolean) => {
     if (broker.closed) {
       socket.destroy();
       return;
     }
+    if (faults && !faults.admit(socket)) return;
     const connection = new AmqpConnection(socket, {
       clock,
       replies,
@@ -142,6 +148,7 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
             `connection refused: node connection limit (${limits.maxConnections}) is reached`,
           );
         }
+        faults?.open(user, vhost);
         const access = users.access(user, vhost);
         if (access === 'not-found') throw new AmqpException(530, `vhost ${vhost} not found`);
         if (access === 'refused') {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
@@ -24,6 +26,15 @@ describe('mqlite serve', () => {
     const run = await server.stop();
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(`${server.url}\n`);
+  });
+
+  it('--url-file writes the URL it listens on for a harness in another language', async () => {
+    const file = join(tempDir(), 'url');
+    const server = await serve(['--port', '0', '--url-file', file]);
+    expect(readFileSync(file, 'utf8')).toBe(`${server.url}\n`);
+    const connection = await amqplib.connect(readFileSync(file, 'utf8').trim());
+    await connection.close();
+    expect((await server.stop()).code).toBe(0);
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

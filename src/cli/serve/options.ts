@@ -33,6 +33,8 @@ Options:
                             memory alarm: a fraction of the machine's memory (0..1,
                             default 0.4) or bytes (1073741824, 512MiB, 2GB); above it
                             publishers are blocked until memory falls back below
+  --url-file <file>         also write the URL to this file once listening (for a test
+                            harness in another language: --port 0, then read the file)
   --verbose                 one line per connection event
   --exit-with-parent        stop, as on SIGTERM, when the process that started serve goes
                             away (default when started by npx or npm; off: --no-exit-with-parent)
@@ -56,6 +58,7 @@ export interface ServeOptions {
   readonly verbose: boolean;
   /** Whether serve stops when its parent process goes away. */
   readonly exitWithParent: boolean;
+  readonly urlFile: string | undefined;
 }
 
 /**
@@ -110,6 +113,7 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
       },
       env,
     ),
+    urlFile: values['url-file'],
   };
 }
 
@@ -133,6 +137,7 @@ function parse(args: readonly string[]) {
       'max-message-size': { type: 'string' },
       heartbeat: { type: 'string' },
       'memory-high-watermark': { type: 'string' },
+      'url-file': { type: 'string' },
       verbose: { type: 'boolean' },
       'exit-with-parent': { type: 'boolean' },
       'no-exit-with-parent': { type: 'boolean' },
