@@ -241,7 +241,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * first that differs, as RabbitMQ words it); `passive` only checks that it exists. Durable
    * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
    *
-   * @param type `direct`, `fanout`, `topic` or `headers`; anything else is 503 COMMAND_INVALID.
+   * @param type `direct`, `fanout`, `topic`, `headers` or `x-consistent-hash`; anything else is
+   *   503 COMMAND_INVALID.
    * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
    *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
    *   differs or a non-string `alternate-exchange`.

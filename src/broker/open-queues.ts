@@ -92,8 +92,13 @@ export class OpenQueues {
     this.#publish = publish;
     const { exchanges } = context;
     this.#deadLetter = createDeadLetterRouter(
-      (exchange, routingKey, headers) =>
-        exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
+      (exchange, routingKey, properties) =>
+        exchanges.route(
+          exchange,
+          deadLetterRoutingKeys(routingKey, properties.headers),
+          properties.headers,
+          properties,
+        ),
       (name) => this.#entries.get(name)?.queue,
       () => this.#restoring,
     );

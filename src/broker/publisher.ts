@@ -65,7 +65,12 @@ export class Publisher {
       const normalized = normalizeMessage(body, options, exchange, routingKey);
       const headers = normalized.properties.headers;
       checkGeoHeaders(headers);
-      const targets = exchanges.route(exchange, routingKeysOf(routingKey, headers), headers);
+      const targets = exchanges.route(
+        exchange,
+        routingKeysOf(routingKey, headers),
+        headers,
+        normalized.properties,
+      );
       const message = withoutBcc(normalized);
       if (targets.size === 0) {
         if (options?.mandatory === true) {

@@ -5,6 +5,7 @@
 import { AccessRefusedError, CommandInvalidError, PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { assertSameAlternate, checkAlternateType } from './alternate-exchange.js';
+import { parseHashOptions } from './consistent-hash.js';
 import { checkShortString, copyArgs, flag } from './declare-checks.js';
 import type { ExchangeErrors } from './exchange-errors.js';
 import { DEFAULT_EXCHANGE, type ExchangeState } from './exchange-state.js';
@@ -47,6 +48,7 @@ export function checkDeclaration(
   if (name.startsWith('amq.')) {
     throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
   }
+  if (type === 'x-consistent-hash') parseHashOptions(args);
   return { existing, durable, autoDelete, internal, args };
 }
 

@@ -3,13 +3,19 @@
  * to the broker); they know nothing of queues, messages or storage.
  */
 
-import type { FieldTable } from '../message/types.js';
+import type { FieldTable, MessageProperties } from '../message/types.js';
 
-/** The exchange kinds, as AMQP brokers name them. */
-export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
+/** The exchange kinds, as AMQP brokers name them (`x-consistent-hash`: LavinMQ, RabbitMQ's plugin). */
+export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers' | 'x-consistent-hash';
 
 /** Every supported exchange type, in a stable order. */
-export const EXCHANGE_TYPES: readonly ExchangeType[] = ['direct', 'fanout', 'topic', 'headers'];
+export const EXCHANGE_TYPES: readonly ExchangeType[] = [
+  'direct',
+  'fanout',
+  'topic',
+  'headers',
+  'x-consistent-hash',
+];
 
 /** Whether `type` is an exchange type mqlite knows (another is 503 COMMAND_INVALID). */
 export function isExchangeType(type: unknown): type is ExchangeType {
@@ -69,6 +75,14 @@ export interface ExchangeRouter {
   add(id: string, binding: Binding): void;
   /** Removes a binding previously added with the same id. */
   remove(id: string, binding: Binding): void;
-  /** Adds the destination of every binding that matches to `out`. */
-  route(routingKey: string, headers: Readonly<FieldTable> | undefined, out: Set<string>): void;
+  /**
+   * Adds the destination of every binding that matches to `out`. `properties` are the message's,
+   * for a router that hashes one of them (absent when routing needs none).
+   */
+  route(
+    routingKey: string,
+    headers: Readonly<FieldTable> | undefined,
+    out: Set<string>,
+    properties?: Readonly<MessageProperties>,
+  ): void;
 }

@@ -1,5 +1,6 @@
 import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
+import { consistentHashScenarios } from './consistent-hash.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
@@ -72,6 +73,7 @@ const all: readonly Scenario[] = [
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
+  ...consistentHashScenarios,
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
