@@ -175,6 +175,9 @@ function printText(io: CliIo, stored: StoredDirectory, queues: readonly QueueRep
   out.push('', exchanges.length > 0 ? 'Exchanges' : 'Exchanges: none');
   for (const [name, exchange] of exchanges) {
     out.push(`  ${name}  ${exchange.type}${exchange.durable ? ', durable' : ''}`);
+    if (Object.keys(exchange.arguments).length > 0) {
+      out.push(`    arguments  ${JSON.stringify(exchange.arguments)}`);
+    }
     for (const binding of exchange.bindings) {
       out.push(`    → ${binding.destination}  routing key '${binding.routingKey}'`);
     }

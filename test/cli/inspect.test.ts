@@ -1,7 +1,11 @@
 import fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
 import { FORMAT_VERSION } from '../../src/storage/fs/format.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
 import { runCli } from '../support/cli.js';
 import {
   brokerDirectory,
@@ -68,6 +72,24 @@ describe('mqlite inspect', () => {
     expect(run.stdout).toMatch(/ {4}offset {5}reader: \d+/);
     expect(run.stdout).toContain(`      ${path.join('events', 'messages', '0000000001.seg')}  `);
     expect(run.stdout).toContain("  orders  direct, durable\n    → jobs  routing key 'new'");
+  });
+
+  it('shows a consistent-hash exchange with its arguments and weighted bindings', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mqlite-inspect-chx-'));
+    try {
+      {
+        await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+        await broker.exchange('orders', 'x-consistent-hash', { arguments: { 'x-hash-on': 'c' } });
+        await (await broker.queue('p0')).bind('orders', '100');
+      }
+      const run = await runCli(['inspect', dir]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        `  orders  x-consistent-hash, durable\n    arguments  {"x-hash-on":"c"}\n    → p0  routing key '100'`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   for (const version of FIXTURE_VERSIONS) {
