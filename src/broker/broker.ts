@@ -71,6 +71,14 @@ export interface BrokerStats {
   readonly unroutableDropped: number;
   /** `mandatory` messages routed nowhere and refused with 312 NO_ROUTE. */
   readonly unroutableReturned: number;
+  /**
+   * Duplicates dropped, by name, of every exchange and queue declared with
+   * `x-message-deduplication: true` (since the broker opened: the caches live in memory).
+   */
+  readonly deduplicated: {
+    readonly exchanges: Readonly<Record<string, number>>;
+    readonly queues: Readonly<Record<string, number>>;
+  };
 }
 
 /**
@@ -378,6 +386,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return {
       unroutableDropped: this.#publisher.unroutableDropped,
       unroutableReturned: this.#publisher.unroutableReturned,
+      deduplicated: this.#publisher.deduplicated(),
     };
   }
 

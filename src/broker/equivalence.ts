@@ -12,6 +12,7 @@
  * are validated, as RabbitMQ does: a value the queue would refuse is an inequivalent one.
  */
 import { PreconditionFailedError, resourceName } from '../errors.js';
+import { DEDUPLICATION_ARGUMENTS } from '../exchanges/deduplication.js';
 import { type ComparedArgument, fieldEquals, inequivalence } from '../exchanges/field-values.js';
 import type { FieldTable } from '../message/types.js';
 import { wireTypeFor, wireTypesOf } from '../message/wire-types.js';
@@ -38,6 +39,8 @@ const CLASSIC_ARGUMENTS: readonly string[] = [
   LVQ_ARGUMENT,
   LVQ_KEY_ARGUMENT,
   'x-delivery-limit',
+  // LavinMQ's deduplication, compared as LavinMQ compares every argument.
+  ...DEDUPLICATION_ARGUMENTS,
 ];
 
 /** A stream's, in the order of RabbitMQ 3.10's stream queue type. */
@@ -48,6 +51,7 @@ const STREAM_ARGUMENTS: readonly string[] = [
   'x-stream-max-segment-size-bytes',
   'x-initial-cluster-size',
   'x-queue-leader-locator',
+  ...DEDUPLICATION_ARGUMENTS,
 ];
 
 /**

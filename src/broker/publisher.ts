@@ -8,8 +8,9 @@ import { type UnroutableEvent, unroutableChannel } from '../diagnostics.js';
 import { assertOpen, NoRouteError, resourceName } from '../errors.js';
 import { checkGeoHeaders } from '../filters/index.js';
 import { normalizeMessage } from '../message/normalize.js';
-import type { PublishBody, StoredMessage } from '../message/types.js';
+import type { FieldTable, PublishBody, StoredMessage } from '../message/types.js';
 import type { BrokerContext } from './broker-context.js';
+import { Deduplicators } from './deduplicators.js';
 import type { ExchangePublishOptions } from './exchange-handle.js';
 import type { OpenQueues } from './open-queues.js';
 import { routingKeysOf, withoutBcc } from './sender-selected.js';
@@ -21,12 +22,28 @@ const MAX_KEY_BYTES = 255;
 export class Publisher {
   readonly #context: BrokerContext;
   readonly #queues: OpenQueues;
+  readonly #deduplicators: Deduplicators;
   #unroutableDropped = 0;
   #unroutableReturned = 0;
 
   constructor(context: BrokerContext, queues: OpenQueues) {
     this.#context = context;
     this.#queues = queues;
+    this.#deduplicators = new Deduplicators(context.clock);
+  }
+
+  /** Duplicates dropped by each exchange and queue declared with `x-message-deduplication`. */
+  deduplicated(): { exchanges: Record<string, number>; queues: Record<string, number> } {
+    return {
+      exchanges: this.#deduplicators.dropped(
+        this.#context.exchanges.list().map((e) => [e.name, e.arguments, e.arguments] as const),
+      ),
+      queues: this.#deduplicators.dropped(
+        [...this.#queues.values()].map(
+          (q) => [q.declaration.name, q, q.declaration.arguments] as const,
+        ),
+      ),
+    };
   }
 
   /** Messages routed nowhere and dropped. */
@@ -65,12 +82,15 @@ export class Publisher {
       const normalized = normalizeMessage(body, options, exchange, routingKey);
       const headers = normalized.properties.headers;
       checkGeoHeaders(headers);
-      const targets = exchanges.route(
-        exchange,
-        routingKeysOf(routingKey, headers),
-        headers,
-        normalized.properties,
-      );
+      const targets = this.#isDuplicate(exchange, headers)
+        ? new Set<string>()
+        : exchanges.route(
+            exchange,
+            routingKeysOf(routingKey, headers),
+            headers,
+            normalized.properties,
+          );
+      this.#dropDuplicates(targets, headers);
       const message = withoutBcc(normalized);
       if (targets.size === 0) {
         if (options?.mandatory === true) {
@@ -101,6 +121,28 @@ export class Publisher {
       return Promise.all(stored).then(ignore);
     } catch (error) {
       return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Whether the exchange deduplicates and has seen the message: a duplicate is routed nowhere
+   * (returned when `mandatory`), as LavinMQ drops it.
+   */
+  #isDuplicate(exchange: string, headers: Readonly<FieldTable> | undefined): boolean {
+    const args = this.#context.exchanges.get(exchange)?.arguments;
+    return args !== undefined && this.#deduplicators.of(args, args)?.isDuplicate(headers) === true;
+  }
+
+  /** Takes out the queues that deduplicate and have seen the message: it is not stored there. */
+  #dropDuplicates(targets: Set<string>, headers: Readonly<FieldTable> | undefined): void {
+    for (const name of targets) {
+      const entry = this.#queues.get(name);
+      if (
+        entry &&
+        this.#deduplicators.of(entry, entry.declaration.arguments)?.isDuplicate(headers)
+      ) {
+        targets.delete(name);
+      }
     }
   }
 
