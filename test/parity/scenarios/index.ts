@@ -4,6 +4,7 @@ import { consistentHashScenarios } from './consistent-hash.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
+import { deduplicationScenarios } from './deduplication.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
 import { maxLengthScenarios } from './max-length.js';
@@ -74,6 +75,7 @@ const all: readonly Scenario[] = [
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
   ...consistentHashScenarios,
+  ...deduplicationScenarios,
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
