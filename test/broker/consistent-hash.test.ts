@@ -103,4 +103,21 @@ describe('consistent-hash exchange on the broker', () => {
     await again.publish('chx', 'm', { headers: { user: 'u1' } });
     expect((await (await again.queue('q')).get())?.bodyString()).toBe('m');
   });
+
+  it('dead-letters through it by header, dropping a dead letter whose x-hash-on header is no string', async () => {
+    await using broker = await Broker.open();
+    await broker.exchange('dlx', 'x-consistent-hash', { arguments: { 'x-hash-on': 'user' } });
+    const dead = await broker.queue('dead');
+    await dead.bind('dlx', '1');
+    const work = await broker.queue('work', { arguments: { 'x-dead-letter-exchange': 'dlx' } });
+    await work.publish('fine', { headers: { user: 'u1' } });
+    await work.publish('refused', { headers: { user: 5 } });
+    for (let m = await work.get({ noAck: false }); m; m = await work.get({ noAck: false })) {
+      await m.reject(false);
+    }
+    const bodies: string[] = [];
+    for (let m = await dead.get(); m; m = await dead.get()) bodies.push(m.bodyString());
+    expect(bodies).toEqual(['fine']);
+    expect(work.messageCount).toBe(0);
+  });
 });
