@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
 import { type DataLossError, queueResource } from '../errors.js';
+import { DEDUPLICATION_ARGUMENTS, deduplicationOptions } from '../exchanges/deduplication.js';
 import type { FieldTable } from '../message/types.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-options.js';
@@ -124,7 +125,10 @@ function comparedArguments(
  * A classic or priority queue compares the LVQ arguments as well, though it does not act on them:
  * redeclaring it as a last-value queue is inequivalent.
  */
-const CLASSIC_COMPARED = comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS);
+const CLASSIC_COMPARED = comparedArguments(RABBITMQ_CLASSIC_COMPARED, [
+  ...LVQ_ARGUMENTS,
+  ...DEDUPLICATION_ARGUMENTS,
+]);
 
 /** The policy keys of classic queues (`delivery-limit` too, as they act on `x-delivery-limit`). */
 const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
@@ -146,10 +150,30 @@ function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string
   );
 }
 
+/**
+ * The arguments a queue itself takes: without those of deduplication, which the broker applies
+ * as it publishes (`x-message-deduplication`).
+ */
+function queueArguments(args: Readonly<FieldTable>): FieldTable {
+  const out: FieldTable = { ...args };
+  for (const name of DEDUPLICATION_ARGUMENTS) delete out[name];
+  return out;
+}
+
+/** Checks a declaration's deduplication arguments, then its kind's own. */
+function validated(
+  validate: (d: Declaration, vhost: string) => void,
+): (d: Declaration, vhost: string) => void {
+  return (d, vhost) => {
+    deduplicationOptions(d.arguments);
+    validate(d, vhost);
+  };
+}
+
 function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
   return {
     name: d.name,
-    arguments: d.arguments,
+    arguments: queueArguments(d.arguments),
     storage: c.storage,
     namespace: c.namespace,
     clock: c.clock,
@@ -164,31 +188,34 @@ function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
 /** The factory of every queue kind. */
 export const KINDS: Readonly<Record<QueueKind, Kind>> = {
   classic: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: CLASSIC_ARGUMENTS,
+    }),
+    arguments: [...CLASSIC_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
     compared: CLASSIC_COMPARED,
     open: (d, c) => Queue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
   },
   priority: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: CLASSIC_ARGUMENTS,
+    }),
+    arguments: [...CLASSIC_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
     compared: CLASSIC_COMPARED,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
   },
   lvq: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseLvqDeclaration(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: LVQ_ARGUMENTS,
-    compared: comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS),
+    }),
+    arguments: [...LVQ_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
+    compared: comparedArguments(RABBITMQ_CLASSIC_COMPARED, [
+      ...LVQ_ARGUMENTS,
+      ...DEDUPLICATION_ARGUMENTS,
+    ]),
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     // The declaration's arguments chose this kind: they declare a last-value queue.
@@ -198,18 +225,21 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
       ),
   },
   stream: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseStreamArguments({ ...d, vhost });
-    },
-    arguments: STREAM_ARGUMENTS,
-    compared: comparedArguments(RABBITMQ_STREAM_COMPARED, STREAM_ARGUMENTS),
+    }),
+    arguments: [...STREAM_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
+    compared: comparedArguments(RABBITMQ_STREAM_COMPARED, [
+      ...STREAM_ARGUMENTS,
+      ...DEDUPLICATION_ARGUMENTS,
+    ]),
     open: (d, c) =>
       StreamQueue.open({
         name: d.name,
         durable: d.durable,
         exclusive: d.exclusive,
         autoDelete: d.autoDelete,
-        arguments: d.arguments,
+        arguments: queueArguments(d.arguments),
         storage: c.storage,
         namespace: c.namespace,
         clock: c.clock,

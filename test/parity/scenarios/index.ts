@@ -1,8 +1,10 @@
 import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
+import { consistentHashScenarios } from './consistent-hash.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
+import { deduplicationScenarios } from './deduplication.js';
 import { delayedScenarios } from './delayed.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
@@ -73,6 +75,8 @@ const all: readonly Scenario[] = [
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
+  ...consistentHashScenarios,
+  ...deduplicationScenarios,
   ...streamScenarios,
   ...policyScenarios,
   ...mqliteOnlyScenarios,
