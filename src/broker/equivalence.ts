@@ -50,6 +50,34 @@ const STREAM_ARGUMENTS: readonly string[] = [
   'x-queue-leader-locator',
 ];
 
+/** A quorum queue's, in the order of RabbitMQ's quorum queue type. */
+const QUORUM_ARGUMENTS: readonly string[] = [
+  'x-dead-letter-exchange',
+  'x-dead-letter-routing-key',
+  'x-dead-letter-strategy',
+  'x-expires',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-max-in-memory-length',
+  'x-max-in-memory-bytes',
+  'x-overflow',
+  'x-single-active-consumer',
+  'x-queue-type',
+  'x-quorum-initial-group-size',
+  'x-delivery-limit',
+  'x-message-ttl',
+  'x-queue-leader-locator',
+];
+
+/** The arguments each kind compares on redeclaration. */
+const SIGNIFICANT: Readonly<Record<Declaration['kind'], readonly string[]>> = {
+  classic: CLASSIC_ARGUMENTS,
+  priority: CLASSIC_ARGUMENTS,
+  lvq: CLASSIC_ARGUMENTS,
+  quorum: QUORUM_ARGUMENTS,
+  stream: STREAM_ARGUMENTS,
+};
+
 /**
  * Throws 406 PRECONDITION_FAILED naming the first flag or argument in which `received` differs
  * from the `current` declaration; which arguments count is the current queue's kind's business.
@@ -66,8 +94,7 @@ export function assertEquivalent(current: Declaration, received: Declaration, vh
   };
   flag('durable', received.durable, current.durable);
   flag('auto_delete', received.autoDelete, current.autoDelete);
-  const significant = current.kind === 'stream' ? STREAM_ARGUMENTS : CLASSIC_ARGUMENTS;
-  for (const arg of significant) {
+  for (const arg of SIGNIFICANT[current.kind]) {
     const a = compared(received, current, arg);
     const b = compared(current, received, arg);
     if (

@@ -12,13 +12,19 @@ import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import { LVQ_ARGUMENTS, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../queues/priority-queue.js';
+import {
+  checkQuorumFlags,
+  parseQuorumArguments,
+  QUORUM_ARGUMENTS,
+} from '../queues/quorum/arguments.js';
+import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import { parseStreamArguments, STREAM_ARGUMENTS } from '../queues/stream/arguments.js';
 import { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { StorageAdapter } from '../storage/types.js';
 import type { Declaration, QueueKind } from './declare-options.js';
 
 /** The handles `broker.queue()` returns, one class per kind. */
-export type AnyQueue = Queue | PriorityQueue | LastValueQueue | StreamQueue;
+export type AnyQueue = Queue | PriorityQueue | LastValueQueue | QuorumQueue | StreamQueue;
 
 /** Statistics of one queue, as `broker.queues()` lists them. */
 export interface QueueStats {
@@ -85,6 +91,16 @@ const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
   'queue-mode',
 ]);
 
+/** The policy keys of quorum queues, as RabbitMQ's quorum queues adhere to them. */
+const QUORUM_POLICY_KEYS: ReadonlySet<string> = new Set([
+  ...[...CLASSIC_POLICY_KEYS].filter((key) => key !== 'queue-mode'),
+  'dead-letter-strategy',
+  'max-in-memory-length',
+  'max-in-memory-bytes',
+  'queue-leader-locator',
+  'target-group-size',
+]);
+
 function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
   const classic = queue as Exclude<AnyQueue, StreamQueue>;
   return classic.applyLimits(
@@ -138,6 +154,20 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     applyArguments: (queue, args, vhost) =>
       (queue as LastValueQueue).applyLimits(
         parseLvqDeclaration(args, queueResource({ name: queue.name, vhost }))!.classic,
+      ),
+  },
+  quorum: {
+    validate: (d, vhost) => {
+      const queue = queueResource({ name: d.name, vhost });
+      checkQuorumFlags(d, queue);
+      parseQuorumArguments(d.arguments, queue);
+    },
+    arguments: QUORUM_ARGUMENTS,
+    open: (d, c) => QuorumQueue.open(classicOptions(d, c)),
+    policyKeys: QUORUM_POLICY_KEYS,
+    applyArguments: (queue, args, vhost) =>
+      (queue as QuorumQueue).applyLimits(
+        parseQuorumArguments(args, queueResource({ name: queue.name, vhost })),
       ),
   },
   stream: {

@@ -104,6 +104,7 @@ export function amqpBrokerTarget(
       deliveryCountHeader: false,
       notImplementedClosesConnection: true,
       multipleSpansQueues: true,
+      quorumRules: '3.10',
     },
     async unavailable() {
       try {
@@ -144,6 +145,7 @@ export function mqliteWireTarget(): ParityTarget {
       notImplementedClosesConnection: true,
       // The server scopes delivery tags per channel, as RabbitMQ does.
       multipleSpansQueues: true,
+      quorumRules: '4.x',
     },
     unavailable: async () => undefined,
     async open() {
@@ -259,6 +261,7 @@ export function mqliteTarget(): ParityTarget {
       deliveryCountHeader: true,
       notImplementedClosesConnection: false,
       multipleSpansQueues: false,
+      quorumRules: '4.x',
     },
     unavailable: async () => undefined,
     async open() {

@@ -9,6 +9,7 @@ import { maxLengthScenarios } from './max-length.js';
 import { mqliteOnlyScenarios } from './mqlite-only.js';
 import { policyScenarios } from './policies.js';
 import { priorityScenarios } from './priority.js';
+import { quorumScenarios } from './quorum.js';
 import { streamScenarios } from './streams.js';
 
 /**
@@ -74,6 +75,7 @@ const all: readonly Scenario[] = [
   ...exchangeBindingScenarios,
   ...streamScenarios,
   ...policyScenarios,
+  ...quorumScenarios,
   ...mqliteOnlyScenarios,
 ];
 
