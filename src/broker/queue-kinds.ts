@@ -95,10 +95,6 @@ const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
 const QUORUM_POLICY_KEYS: ReadonlySet<string> = new Set([
   ...[...CLASSIC_POLICY_KEYS].filter((key) => key !== 'queue-mode'),
   'dead-letter-strategy',
-  'max-in-memory-length',
-  'max-in-memory-bytes',
-  'queue-leader-locator',
-  'target-group-size',
 ]);
 
 function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
