@@ -2,8 +2,9 @@
  * The crash loop: runs the worker (`worker.ts`) on a data directory, kills it with SIGKILL at a
  * seeded random moment, reopens the directory as a restarted process would and checks it against
  * what the worker printed:
- * - every resolved publish is there, unless acked since (classic and priority queues), dropped
- *   from the head by retention (the stream) or superseded by a newer value of its key (LVQ);
+ * - every resolved publish is there, unless acked since (classic, priority and quorum queues),
+ *   dropped from the head by retention (the stream) or superseded by a newer value of its key
+ *   (LVQ);
  * - nothing delivered is corrupt or was never published;
  * - the stream's offsets have no gap and its ids grow with them; the stored offset of its
  *   consumer is not past the end and reopening reported no clamp;
@@ -21,6 +22,7 @@ import { fsStorage } from '../../../src/storage/fs/index.js';
 import { simulateCrash } from '../../../src/testing/index.js';
 import { bundled } from '../bundle.js';
 import {
+  ACKED_QUEUES,
   idOfBody,
   type PolicyName,
   QUEUE_NAMES,
@@ -68,16 +70,10 @@ export function workerBundle(): Promise<string> {
 class Ledger {
   /** Ids whose publish started, per queue. */
   readonly attempted = new Map<QueueName, Set<number>>(QUEUE_NAMES.map((q) => [q, new Set()]));
-  /** Resolved and not acked since (classic, priority). */
-  readonly pending = new Map<QueueName, Set<number>>([
-    ['classic', new Set()],
-    ['prio', new Set()],
-  ]);
+  /** Resolved and not acked since (classic, priority, quorum). */
+  readonly pending = new Map<QueueName, Set<number>>(ACKED_QUEUES.map((q) => [q, new Set()]));
   /** Acked before their publish resolved (a consumer may get a message that early). */
-  readonly ackedEarly = new Map<QueueName, Set<number>>([
-    ['classic', new Set()],
-    ['prio', new Set()],
-  ]);
+  readonly ackedEarly = new Map<QueueName, Set<number>>(ACKED_QUEUES.map((q) => [q, new Set()]));
   /** Resolved stream ids not yet known dropped by retention, ascending. */
   streamResolved: number[] = [];
   /** Latest resolved id per LVQ key. */
@@ -224,8 +220,8 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
     };
     const queue = (name: QueueName) => broker.queue(name, QUEUES[name]);
 
-    // Classic and priority queues: every pending id is there, once.
-    for (const name of ['classic', 'prio'] as const) {
+    // Classic, priority and quorum queues: every pending id is there, once.
+    for (const name of ACKED_QUEUES) {
       const q = await queue(name);
       const seen = new Set<number>();
       for (let m = await q.get({ noAck: false }); m; m = await q.get({ noAck: false })) {

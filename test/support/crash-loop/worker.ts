@@ -1,5 +1,5 @@
 /**
- * The crash loop's worker: opens a broker on a data directory and works its four queues until
+ * The crash loop's worker: opens a broker on a data directory and works its queues until
  * killed, printing (see `WorkerLine`) every publish it starts and every one that resolved, and
  * every ack before it is made.
  *
@@ -10,6 +10,7 @@ import { Broker } from '../../../src/broker/broker.js';
 import type { Message } from '../../../src/message/message.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import {
+  ACKED_QUEUES,
   bodyOf,
   fsyncOf,
   idOf,
@@ -56,7 +57,7 @@ function acker(label: (m: Message) => string) {
   };
 }
 
-for (const name of ['classic', 'prio'] as const) {
+for (const name of ACKED_QUEUES) {
   await queues[name].subscribe(
     { manualAck: true, prefetch: 64 },
     acker((m) => `${name} ${idOfBody(name, m.bodyString())}`),

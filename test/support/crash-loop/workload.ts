@@ -10,10 +10,13 @@ export const QUEUES = {
   prio: { arguments: { 'x-max-priority': 5 } },
   classic: { arguments: {} },
   lvq: { arguments: { 'qpid.last_value_queue_key': 'k' } },
+  quorum: { arguments: { 'x-queue-type': 'quorum' } },
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+/** The queues a consumer drains, acking: each resolved id is there until acked. */
+export const ACKED_QUEUES = ['classic', 'prio', 'quorum'] as const;
 /** Prefix of the queues the worker declares and deletes now and then (`scratch-<kind>`). */
 export const SCRATCH = 'scratch-';
 /** Tag of the stream's tracked consumer. */
