@@ -87,6 +87,12 @@ export interface ClassicQueueInit {
    * or only redeliveries (quorum queues, as RabbitMQ writes it). A `get` always carries it.
    */
   readonly deliveryCountHeader?: 'always' | 'redeliveries';
+  /**
+   * When `reject-publish` refuses a publish: when it would take the queue past a length limit
+   * (classic queues, default), or once the queue is already past one (quorum queues, which take
+   * one message more, as RabbitMQ's do).
+   */
+  readonly rejectPublish?: 'would-pass' | 'already-past';
 }
 
 /** Metadata key of the normalized arguments a queue was declared with. */

@@ -76,6 +76,8 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #strict: boolean;
   readonly #vhost: string;
   readonly #countAlways: boolean;
+  /** `reject-publish` counts the new message (see `ClassicQueueInit.rejectPublish`). */
+  readonly #rejectCountsNew: boolean;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
 
@@ -126,6 +128,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
     this.#countAlways = init.deliveryCountHeader !== 'redeliveries';
+    this.#rejectCountsNew = init.rejectPublish !== 'already-past';
     this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
@@ -417,7 +420,8 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
-      const reason = overLengthLimit(args, store, 1, message.body.length);
+      const counted = this.#rejectCountsNew;
+      const reason = overLengthLimit(args, store, +counted, counted ? message.body.length : 0);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
@@ -442,7 +446,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#consumers.length > 0) this.#dispatch(store.readyCount === 1);
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
-    if (hasLengthLimit(this.#limits)) this.#dropHeads();
+    if (args.overflow === 'drop-head' && hasLengthLimit(args)) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);

@@ -3,8 +3,9 @@
  * one node (see `arguments.ts`). Replication has no meaning in one process: its arguments are
  * accepted without effect.
  */
-import { queueResource } from '../../errors.js';
-import type { ClassicQueueOptions } from '../classic/classic-options.js';
+import { queueResource, ResourceLockedError } from '../../errors.js';
+import type { Message } from '../../message/message.js';
+import type { ClassicQueueInit, ClassicQueueOptions } from '../classic/classic-options.js';
 import { checkClassicOptionKeys } from '../classic/classic-options.js';
 import { ClassicQueue } from '../classic/classic-queue.js';
 import { openLevelQueue } from '../priority-queue.js';
@@ -23,6 +24,14 @@ import { parseQuorumArguments, QUORUM_ARGUMENTS } from './arguments.js';
 export class QuorumQueue extends ClassicQueue {
   /** The queue type, as `x-queue-type` names it. */
   readonly type = 'quorum';
+  /** The queue as its errors name it. */
+  readonly #resource: string;
+
+  /** @internal Built by `open()`. */
+  protected constructor(init: ClassicQueueInit) {
+    super(init);
+    this.#resource = queueResource(init);
+  }
 
   /**
    * Opens (or creates) a quorum queue. A queue that exists in the storage keeps its messages and
@@ -37,8 +46,28 @@ export class QuorumQueue extends ClassicQueue {
       options,
       args,
       0,
-      (init) => new QuorumQueue({ ...init, deliveryCountHeader: 'redeliveries' }),
+      (init) =>
+        new QuorumQueue({
+          ...init,
+          deliveryCountHeader: 'redeliveries',
+          rejectPublish: 'already-past',
+        }),
       QUORUM_ARGUMENTS,
     );
+  }
+
+  /**
+   * Takes one ready message, as a classic queue's `get` does.
+   * @throws ResourceLockedError (405) on a single-active-consumer queue, as RabbitMQ refuses it.
+   */
+  override get(options: { noAck?: boolean } = {}): Promise<Message | null> {
+    if (this.arguments.singleActiveConsumer && !this.closed) {
+      return Promise.reject(
+        new ResourceLockedError(
+          `cannot obtain access to locked ${this.#resource}. basic.get operations are not supported by quorum queues with single active consumer`,
+        ),
+      );
+    }
+    return super.get(options);
   }
 }

@@ -108,11 +108,13 @@ describe('a quorum queue declared through the broker', () => {
       pattern: '^jobs$',
       definition: { 'delivery-limit': 1, 'max-length': 1, overflow: 'reject-publish' },
     });
+    // reject-publish refuses once the queue is past its limit, as RabbitMQ's quorum queues do.
     await jobs.publish('a');
-    await expect(jobs.publish('b')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
-    await bounce(jobs);
-    await bounce(jobs);
-    expect(await jobs.get()).toBeNull();
+    await jobs.publish('b');
+    await expect(jobs.publish('c')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect((await bounce(jobs))?.bodyString()).toBe('a');
+    expect((await bounce(jobs))?.bodyString()).toBe('a');
+    expect(await drain(jobs)).toEqual(['b']);
   });
 
   it('acts on x-overflow reject-publish-dlx as drop-head, as RabbitMQ does', async () => {
