@@ -5,7 +5,7 @@
  */
 import { AMQPSession } from '@cloudamqp/amqp-client';
 import fc from 'fast-check';
-import { sequences } from './operations.js';
+import { type Sequence, sequences } from './operations.js';
 import { compareOn } from './run.js';
 import { amqpSide, mqliteSide } from './side.js';
 
@@ -34,10 +34,15 @@ export async function waitForBroker(url: string, deadlineMs = 30_000): Promise<v
  * Runs `runs` sequences generated from `seed` on the reference broker and mqlite; throws with the
  * shrunk sequence and both traces on a difference.
  */
-export async function checkSeed(seed: number, runs: number, url = referenceUrl): Promise<number> {
+export async function checkSeed(
+  seed: number,
+  runs: number,
+  url = referenceUrl,
+  generated: fc.Arbitrary<Sequence> = sequences(),
+): Promise<number> {
   let agreed = 0;
   await fc.assert(
-    fc.asyncProperty(sequences(), async (sequence) => {
+    fc.asyncProperty(generated, async (sequence) => {
       const result = await compareOn(sequence, () => amqpSide('rabbitmq', url), mqliteSide);
       if (!result.same) throw new Error(`mqlite differs from the broker:\n${result.report}`);
       agreed++;

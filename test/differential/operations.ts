@@ -14,6 +14,10 @@ export interface QueueSpec {
   readonly deadLetter: boolean;
   readonly singleActiveConsumer: boolean;
   readonly messageTtl?: number;
+  /** Declared durable (a quorum queue must be). */
+  readonly durable?: boolean;
+  /** Further arguments a profile declares with (a quorum queue's type and limits). */
+  readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
 export type Operation =
@@ -106,9 +110,15 @@ function operation(queues: number): fc.Arbitrary<Operation> {
   );
 }
 
-/** A random sequence: one to three queues, up to `maxOperations` operations on them. */
-export function sequences(maxOperations = 16): fc.Arbitrary<Sequence> {
-  return fc.array(queueSpec, { minLength: 1, maxLength: 3 }).chain((queues) =>
+/**
+ * A random sequence: one to three queues (of `spec`, by default classic queues), up to
+ * `maxOperations` operations on them.
+ */
+export function sequences(
+  maxOperations = 16,
+  spec: fc.Arbitrary<QueueSpec> = queueSpec,
+): fc.Arbitrary<Sequence> {
+  return fc.array(spec, { minLength: 1, maxLength: 3 }).chain((queues) =>
     fc.record({
       queues: fc.constant(queues),
       operations: fc.array(operation(queues.length), { minLength: 1, maxLength: maxOperations }),

@@ -59,7 +59,7 @@ class Driver {
     for (const [i, spec] of specs.entries()) {
       this.handles.push(
         await session.queue(this.names[i]!, {
-          durable: false,
+          durable: spec.durable === true,
           arguments: queueArguments(spec, this.dlq),
         }),
       );
@@ -221,6 +221,7 @@ function queueArguments(spec: QueueSpec, dlq: string): Record<string, unknown> {
     ...(spec.deadLetter && { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq }),
     ...(spec.singleActiveConsumer && { 'x-single-active-consumer': true }),
     ...(spec.messageTtl !== undefined && { 'x-message-ttl': spec.messageTtl }),
+    ...spec.arguments,
   };
 }
 

@@ -88,11 +88,12 @@ export interface ClassicQueueInit {
    */
   readonly deliveryCountHeader?: 'always' | 'redeliveries';
   /**
-   * When `reject-publish` refuses a publish: when it would take the queue past a length limit
-   * (classic queues, default), or once the queue is already past one (quorum queues, which take
-   * one message more, as RabbitMQ's do).
+   * How length limits count: `classic` (default): `reject-publish` refuses a publish that would
+   * pass a limit, and a requeued message counts against `drop-head`; `quorum`, as RabbitMQ's
+   * quorum queues: `reject-publish` refuses once the queue is already past a limit (so it takes
+   * one message more), and a requeued message drops nothing.
    */
-  readonly rejectPublish?: 'would-pass' | 'already-past';
+  readonly lengthLimits?: 'classic' | 'quorum';
 }
 
 /** Metadata key of the normalized arguments a queue was declared with. */

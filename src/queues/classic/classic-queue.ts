@@ -76,8 +76,8 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #strict: boolean;
   readonly #vhost: string;
   readonly #countAlways: boolean;
-  /** `reject-publish` counts the new message (see `ClassicQueueInit.rejectPublish`). */
-  readonly #rejectCountsNew: boolean;
+  /** Length limits count as a classic queue's do (see `ClassicQueueInit.lengthLimits`). */
+  readonly #classicLimits: boolean;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
 
@@ -128,7 +128,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
     this.#countAlways = init.deliveryCountHeader !== 'redeliveries';
-    this.#rejectCountsNew = init.rejectPublish !== 'already-past';
+    this.#classicLimits = init.lengthLimits !== 'quorum';
     this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
@@ -420,7 +420,7 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
-      const counted = this.#rejectCountsNew;
+      const counted = this.#classicLimits;
       const reason = overLengthLimit(args, store, +counted, counted ? message.body.length : 0);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
@@ -615,7 +615,8 @@ export class ClassicQueue implements AsyncDisposable {
   #requeued(handle: number, deliveries: number): void {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit, which applies before its TTL.
-    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits)) {
+    const limits = this.#limits;
+    if (this.#classicLimits && limits.overflow === 'drop-head' && hasLengthLimit(limits)) {
       if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRunSoon);
     } else {
       this.#ttl.requeued(handle);

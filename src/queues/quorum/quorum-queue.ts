@@ -50,7 +50,7 @@ export class QuorumQueue extends ClassicQueue {
         new QuorumQueue({
           ...init,
           deliveryCountHeader: 'redeliveries',
-          rejectPublish: 'already-past',
+          lengthLimits: 'quorum',
         }),
       QUORUM_ARGUMENTS,
     );
