@@ -99,7 +99,8 @@ export interface ExchangeStatus extends ExchangeInfo {
  * ```
  *
  * `broker.queue(name, options)` picks the kind from the arguments as brokers spell them:
- * `x-queue-type: 'stream'` → `StreamQueue`; `qpid.last_value_queue: true` or
+ * `x-queue-type: 'stream'` → `StreamQueue`; `x-queue-type: 'quorum'` → `QuorumQueue`;
+ * `qpid.last_value_queue: true` or
  * `qpid.last_value_queue_key` → `LastValueQueue` (which ignores `x-max-priority`);
  * `x-max-priority` → `PriorityQueue`; otherwise a FIFO `Queue`.
  *
@@ -247,8 +248,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * @throws TypeError/RangeError for a malformed name or option; AccessRefusedError (403) for a
    *   new `amq.` name; NotFoundError (404) for a passive declare of a missing queue;
    *   ResourceLockedError (405) for a queue exclusive to a session; PreconditionFailedError (406)
-   *   for an invalid argument or a redeclaration that differs; NotImplementedError (540) for
-   *   `x-queue-type: 'quorum'`.
+   *   for an invalid argument, a redeclaration that differs, or a flag a quorum queue refuses.
    */
   queue<const O extends QueueDeclareOptions = Record<never, never>>(
     name = '',

@@ -13,13 +13,19 @@ import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import { LVQ_ARGUMENTS, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../queues/priority-queue.js';
+import {
+  checkQuorumFlags,
+  parseQuorumArguments,
+  QUORUM_ARGUMENTS,
+} from '../queues/quorum/arguments.js';
+import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import { parseStreamArguments, STREAM_ARGUMENTS } from '../queues/stream/arguments.js';
 import { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { StorageAdapter } from '../storage/types.js';
 import type { Declaration, QueueKind } from './declare-options.js';
 
 /** The handles `broker.queue()` returns, one class per kind. */
-export type AnyQueue = Queue | PriorityQueue | LastValueQueue | StreamQueue;
+export type AnyQueue = Queue | PriorityQueue | LastValueQueue | QuorumQueue | StreamQueue;
 
 /** Statistics of one queue, as `broker.queues()` lists them. */
 export interface QueueStats {
@@ -109,6 +115,25 @@ const RABBITMQ_STREAM_COMPARED: readonly string[] = [
   'x-queue-leader-locator',
 ];
 
+/** Those of a quorum queue, in the order of RabbitMQ's quorum queue type. */
+const RABBITMQ_QUORUM_COMPARED: readonly string[] = [
+  'x-dead-letter-exchange',
+  'x-dead-letter-routing-key',
+  'x-dead-letter-strategy',
+  'x-expires',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-max-in-memory-length',
+  'x-max-in-memory-bytes',
+  'x-overflow',
+  'x-single-active-consumer',
+  'x-queue-type',
+  'x-quorum-initial-group-size',
+  'x-delivery-limit',
+  'x-message-ttl',
+  'x-queue-leader-locator',
+];
+
 /**
  * What a redeclare compares: the reference broker's arguments in its order, then every other
  * argument the kind acts on (as LavinMQ, which compares every argument, does for those RabbitMQ
@@ -141,6 +166,12 @@ const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
   'dead-letter-routing-key',
   'delivery-limit',
   'queue-mode',
+]);
+
+/** The policy keys of quorum queues, as RabbitMQ's quorum queues adhere to them. */
+const QUORUM_POLICY_KEYS: ReadonlySet<string> = new Set([
+  ...[...CLASSIC_POLICY_KEYS].filter((key) => key !== 'queue-mode'),
+  'dead-letter-strategy',
 ]);
 
 function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
@@ -222,6 +253,21 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     applyArguments: (queue, args, vhost) =>
       (queue as LastValueQueue).applyLimits(
         parseLvqDeclaration(args, queueResource({ name: queue.name, vhost }))!.classic,
+      ),
+  },
+  quorum: {
+    validate: (d, vhost) => {
+      const queue = queueResource({ name: d.name, vhost });
+      checkQuorumFlags(d, queue);
+      parseQuorumArguments(d.arguments, queue);
+    },
+    arguments: QUORUM_ARGUMENTS,
+    compared: comparedArguments(RABBITMQ_QUORUM_COMPARED, QUORUM_ARGUMENTS),
+    open: (d, c) => QuorumQueue.open(classicOptions(d, c)),
+    policyKeys: QUORUM_POLICY_KEYS,
+    applyArguments: (queue, args, vhost) =>
+      (queue as QuorumQueue).applyLimits(
+        parseQuorumArguments(args, queueResource({ name: queue.name, vhost })),
       ),
   },
   stream: {

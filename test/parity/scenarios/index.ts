@@ -12,6 +12,7 @@ import { maxLengthScenarios } from './max-length.js';
 import { mqliteOnlyScenarios } from './mqlite-only.js';
 import { policyScenarios } from './policies.js';
 import { priorityScenarios } from './priority.js';
+import { quorumScenarios } from './quorum.js';
 import { streamScenarios } from './streams.js';
 
 /**
@@ -79,6 +80,7 @@ const all: readonly Scenario[] = [
   ...deduplicationScenarios,
   ...streamScenarios,
   ...policyScenarios,
+  ...quorumScenarios,
   ...mqliteOnlyScenarios,
   ...delayedScenarios,
 ];
