@@ -1,32 +1,53 @@
 /**
- * `npm run differential -- --seeds N [--seed S]`: runs N random sequences (in chunks of 50, seeds
- * S, S+1, ...) on the broker at `AMQP_URL` (default the local RabbitMQ) and on mqlite, printing
- * the shrunk sequence and both traces of the first difference.
+ * `npm run differential -- --seeds N [--seed S] [--profile P] [--unshrunk]`: runs N random
+ * sequences (in chunks of 50, seeds S, S+1, ...) of profile P (`basic`, `dead-letter`, `time` or
+ * `all`, which takes them in turn, chunk by chunk) on the broker at `AMQP_URL` (default the local
+ * RabbitMQ) and on mqlite, printing each chunk's first difference with the traces, shrunk unless
+ * `--unshrunk`. It goes on past a difference, to the next chunk, and exits non-zero at the end
+ * if there was one.
  */
 import { parseArgs } from 'node:util';
 import { checkSeed, referenceUrl, waitForBroker } from './check.js';
+import { PROFILES, type Profile } from './profiles.js';
 
 const CHUNK = 50;
 const { values } = parseArgs({
-  options: { seeds: { type: 'string', default: '500' }, seed: { type: 'string', default: '1000' } },
+  options: {
+    seeds: { type: 'string', default: '500' },
+    seed: { type: 'string', default: '1000' },
+    profile: { type: 'string', default: 'basic' },
+    unshrunk: { type: 'boolean', default: false },
+  },
 });
 const total = Number(values.seeds);
 const first = Number(values.seed);
-if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first)) {
-  console.error('usage: npm run differential -- --seeds N [--seed S]');
+const profiles = values.profile === 'all' ? PROFILES : PROFILES.filter((p) => p === values.profile);
+if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first) || !profiles[0]) {
+  console.error(
+    `usage: npm run differential -- --seeds N [--seed S] [--profile ${PROFILES.join('|')}|all] [--unshrunk]`,
+  );
   process.exit(2);
 }
 await waitForBroker(referenceUrl);
 const started = Date.now();
+let raced = 0;
+let differed = 0;
 for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   const runs = Math.min(CHUNK, total - done);
+  const profile: Profile = profiles[(seed - first) % profiles.length]!;
+  let outcome: string;
   try {
-    await checkSeed(seed, runs);
+    const result = await checkSeed(seed, runs, profile, { shrink: !values.unshrunk });
+    raced += result.raced;
+    outcome = `${result.agreed} sequences agree, ${result.raced} raced a TTL`;
   } catch (error) {
-    console.error((error as Error).message);
-    process.exit(1);
+    differed++;
+    console.error(`seed ${seed} (${profile}):`, (error as Error).message);
+    outcome = 'a difference (above)';
   }
+  const seconds = Math.round((Date.now() - started) / 1000);
   console.log(
-    `seed ${seed}: ${runs} sequences agree (${done + runs}/${total}, ${Math.round((Date.now() - started) / 1000)} s)`,
+    `seed ${seed} (${profile}): ${outcome} (${done + runs}/${total}, ${differed} chunks differed, ${raced} raced, ${seconds} s)`,
   );
 }
+process.exit(differed > 0 ? 1 : 0);
