@@ -6,8 +6,8 @@
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
  * business; this class never looks inside it. Rules with a state or a question of their own sit
  * beside it: message TTL (`MessageTtl`), `x-expires` (`QueueExpiry`), sending dead letters
- * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, and
- * opening (`classic-options.ts`).
+ * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, the clock
+ * read once per tick (`TickTime`), and opening (`classic-options.ts`).
  */
 
 import type { Clock } from '../../clock.js';
@@ -46,6 +46,7 @@ import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
+import { TickTime } from './tick-time.js';
 
 /** Queue statistics, named as RabbitMQ's management API names them. */
 export interface ClassicQueueStats {
@@ -113,8 +114,7 @@ export class ClassicQueue implements AsyncDisposable {
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
   #getNoAckChannel: Subscription<number> | undefined;
-  /** The clock's time this tick, for `#tickTime()`; NaN when not read yet. */
-  #tickNow = Number.NaN;
+  readonly #tickTime: TickTime;
   /** The last publish still waiting for its level's store to open, if any. */
   #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
@@ -136,6 +136,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
+    this.#tickTime = new TickTime(init.clock);
     this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
@@ -150,6 +151,8 @@ export class ClassicQueue implements AsyncDisposable {
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },
       onReject: (consumer, handle, requeue) => {
+        // It rejoins the line first, as on RabbitMQ: what the reject dead-letters may come back.
+        this.#rotation.freed(consumer);
         this.#reject(handle, requeue);
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },
@@ -443,7 +446,7 @@ export class ClassicQueue implements AsyncDisposable {
       }
     }
     const ttl = this.#ttl.of(message);
-    const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
+    const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime.now() : this.clock.now();
     const handle = store.add(message, now);
     enqueued?.();
     // Nothing else ready: it goes to a consumer with room at once, even while requeued messages
@@ -460,23 +463,6 @@ export class ClassicQueue implements AsyncDisposable {
     }
     return store.sync();
   }
-
-  /**
-   * The clock read once per tick: the arrival time of a message that never expires is only
-   * informative, and a burst of publishes then costs one clock read, not one each.
-   */
-  #tickTime(): number {
-    let now = this.#tickNow;
-    if (Number.isNaN(now)) {
-      now = this.#tickNow = this.clock.now();
-      queueMicrotask(this.#endTick);
-    }
-    return now;
-  }
-
-  readonly #endTick = (): void => {
-    this.#tickNow = Number.NaN;
-  };
 
   /**
    * The end of a run of requeues (a multiple nack, a closing consumer): drop-head drops once

@@ -2,6 +2,7 @@ import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { deadLetterCycleScenarios } from './dead-letter-cycles.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
@@ -69,6 +70,7 @@ const all: readonly Scenario[] = [
   ...consumerScenarios,
   ...deadLetterScenarios,
   ...deadLetterLoopScenarios,
+  ...deadLetterCycleScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
