@@ -94,45 +94,21 @@ describe('dead-letter loops through the broker', () => {
     ]);
   });
 
-  it('a message rejected into a loop comes back to the queue it was refused by after a drop-head, as on RabbitMQ', async () => {
+  it('a rejected message dropped round a loop of queues that hold nothing is dropped when it closes a cycle, not sent round forever', async () => {
     await using broker = await Broker.open();
-    const q0 = await broker.queue(
-      'q0',
-      to('q1', { maxLengthBytes: 0, overflow: 'reject-publish-dlx' }),
-    );
-    const q1 = await broker.queue('q1', to('q0', { maxLength: 1 }));
-    await expect(q0.publish('m0')).rejects.toThrow(/full/);
-    const m0 = await q1.get({ noAck: false });
-    await m0!.nack(false);
-    // m0, rejected, is refused by q0 and back in q1. m1 pushes it out to q0, which refuses it
-    // again: its x-death, reordered at each death as RabbitMQ does, has q1's rejection before
-    // q0's entry, so it is no cycle and returns to q1, pushing m1 out (a cycle: m1 died in q0).
-    await expect(q0.publish('m1')).rejects.toThrow(/full/);
-    expect(await contents(broker, 'q0', 'q1')).toEqual([
-      [],
-      ['m0 q0/maxlenbytes q1/rejected q1/maxlen'],
-    ]);
-  });
-
-  it('a message rejected in a loop of three is dropped where it died by a limit with no rejection since', async () => {
-    await using broker = await Broker.open();
-    const q0 = await broker.queue(
-      'q0',
-      to('q1', { maxLength: 0, maxLengthBytes: 5, overflow: 'reject-publish-dlx' }),
-    );
-    await broker.queue('q1', to('q2', { maxLength: 0, maxLengthBytes: 2 }));
-    const q2 = await broker.queue('q2', to('q0', { maxLength: 2, maxLengthBytes: 7 }));
-    const got: string[] = [];
-    await q2.subscribe({ prefetch: 1, manualAck: true }, (m) => {
-      // Only the first is rejected: a message that came back would be acked and kept here.
-      void (got.push(show(m)) === 1 ? m.reject(false) : m.ack());
+    const q0 = await broker.queue('q0', to('q1', { maxLength: 0 }));
+    await broker.queue('q1', to('q0', { maxLength: 0 }));
+    const held: Message[] = [];
+    const consumer = await q0.subscribe({ prefetch: 1, manualAck: true }, (m) => {
+      held.push(m);
     });
-    await expect(q0.publish('m0')).rejects.toThrow(/full/);
-    await tick();
-    // Back in q0 its x-death reads q0/maxlen q1/maxlen q2/rejected: q1 follows q0's entry with
-    // no rejection between, so the dead letter to q1 closes a cycle.
-    expect(got).toEqual(['m0 q1/maxlen q0/maxlen']);
-    expect(await contents(broker, 'q0', 'q1', 'q2')).toEqual([[], [], []]);
+    await q0.publish('m');
+    await consumer.cancel();
+    // m dies rejected in q0, then by the limits of q1 and q0; back at q1 no rejection stands
+    // between its deaths there and in q0. RabbitMQ 3.10, which reverses x-death's older entries
+    // at each death, finds the rejection first every time and sends m round forever.
+    await held[0]!.reject(false);
+    expect(await contents(broker, 'q0', 'q1')).toEqual([[], []]);
   });
 
   it('a consumer freed by a reject gets its turn after the consumer served before it, though the reject sends a message back first', async () => {

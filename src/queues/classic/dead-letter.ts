@@ -40,9 +40,9 @@ function ccKeys(headers: Readonly<FieldTable> | undefined): string[] {
 
 /**
  * The message to route for a death of `message` in `queue`: `x-death` gains (or counts up) the
- * entry for this queue and reason, moved to the front, the others reversed behind it;
- * `x-first-death-*` are set on the first death; `expiration` is removed (kept as the entry's
- * `original-expiration`), and so is `CC` when a dead-letter routing key is given.
+ * entry for this queue and reason, moved to the front; `x-first-death-*` are set on the first
+ * death; `expiration` is removed (kept as the entry's `original-expiration`), and so is `CC` when
+ * a dead-letter routing key is given.
  */
 export function deadLetteredCopy(
   message: StoredMessage,
@@ -76,10 +76,7 @@ export function deadLetteredCopy(
     if (props.expiration !== undefined) fresh['original-expiration'] = props.expiration;
     entry = Object.freeze(longCount(fresh));
   }
-  // The other entries follow in reverse order, as RabbitMQ 3.10 rewrites them at each death:
-  // the cycle rule (`isDeadLetterCycle`) reads this order, so loops end where they end there.
-  const others = deaths.filter((_, k) => k !== i).reverse();
-  headers['x-death'] = Object.freeze([entry, ...others]);
+  headers['x-death'] = Object.freeze([entry, ...deaths.filter((_, k) => k !== i)]);
   // A dead-letter routing key replaces the keys CC adds, as RabbitMQ drops CC then.
   if (routingKey !== undefined) delete headers.CC;
   if (headers['x-first-death-reason'] === undefined) {

@@ -2,7 +2,7 @@ import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
-import { deadLetterCycleScenarios } from './dead-letter-cycles.js';
+import { deadLetterConsumerScenarios } from './dead-letter-consumers.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
@@ -70,7 +70,7 @@ const all: readonly Scenario[] = [
   ...consumerScenarios,
   ...deadLetterScenarios,
   ...deadLetterLoopScenarios,
-  ...deadLetterCycleScenarios,
+  ...deadLetterConsumerScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
