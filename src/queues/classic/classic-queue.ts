@@ -6,8 +6,8 @@
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
  * business; this class never looks inside it. Rules with a state or a question of their own sit
  * beside it: message TTL (`MessageTtl`), `x-expires` (`QueueExpiry`), sending dead letters
- * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, and
- * opening (`classic-options.ts`).
+ * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, the clock
+ * read once per tick (`TickTime`), and opening (`classic-options.ts`).
  */
 
 import type { Clock } from '../../clock.js';
@@ -143,6 +143,8 @@ export class ClassicQueue implements AsyncDisposable {
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },
       onReject: (consumer, handle, requeue) => {
+        // It rejoins the line first, as on RabbitMQ: what the reject dead-letters may come back.
+        this.#rotation.freed(consumer);
         this.#reject(handle, requeue);
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },

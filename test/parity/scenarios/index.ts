@@ -3,6 +3,7 @@ import { classicScenarios } from './classic.js';
 import { consistentHashScenarios } from './consistent-hash.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { deadLetterConsumerScenarios } from './dead-letter-consumers.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
 import { deduplicationScenarios } from './deduplication.js';
 import { delayedScenarios } from './delayed.js';
@@ -73,6 +74,7 @@ const all: readonly Scenario[] = [
   ...consumerScenarios,
   ...deadLetterScenarios,
   ...deadLetterLoopScenarios,
+  ...deadLetterConsumerScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
