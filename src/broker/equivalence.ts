@@ -13,7 +13,6 @@
  * are validated, as RabbitMQ does: a value the queue would refuse is an inequivalent one.
  */
 import { PreconditionFailedError, resourceName } from '../errors.js';
-import { DEDUPLICATION_ARGUMENTS } from '../exchanges/deduplication.js';
 import { type ComparedArgument, fieldEquals, inequivalence } from '../exchanges/field-values.js';
 import type { FieldTable } from '../message/types.js';
 import { wireTypeFor, wireTypesOf } from '../message/wire-types.js';
