@@ -15,10 +15,9 @@ import { Broker } from '../src/broker/broker.js';
 import { fsStorage } from '../src/storage/fs/index.js';
 import type { StorageAdapter } from '../src/storage/types.js';
 import { ManualClock } from '../src/testing/index.js';
-import { isMain, memoryInUse, printResults, publishWindowed } from './harness.js';
+import { isMain, memoryInUse, printResults, publishWindowed, SCALE } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PENDING = Math.round(1_000_000 * SCALE);
 const BATCH = 1000;
 const BATCHES = PENDING / BATCH;
