@@ -1,6 +1,6 @@
 /**
  * Exchange routing: routes per second through the registry (each route builds its destination
- * set) for direct, topic and headers exchanges with many bindings.
+ * set) for direct, topic, headers and consistent-hash exchanges with many bindings.
  *
  * Standalone: `npx tsx bench/exchanges.ts`.
  */
@@ -16,6 +16,8 @@ export async function run(): Promise<BenchResult[]> {
   ex.declare('d', 'direct');
   ex.declare('t', 'topic');
   ex.declare('h', 'headers');
+  ex.declare('c', 'x-consistent-hash');
+  for (let i = 0; i < 16; i++) ex.bind('c', `q${i}`, '100');
   for (let i = 0; i < BINDINGS; i++) {
     ex.bind('d', `q${i}`, `key.${i}`);
     ex.bind('t', `q${i}`, `stock.${i % 100}.${i}.*`);
@@ -59,6 +61,11 @@ export async function run(): Promise<BenchResult[]> {
       name: 'topic route (# pattern)',
       opsPerSec: await routes('t', newsKeys),
       note: `${2 * BINDINGS + 1} bindings incl. #`,
+    },
+    {
+      name: 'consistent-hash route (ring)',
+      opsPerSec: await routes('c', directKeys),
+      note: '16 queues of weight 100',
     },
     {
       name: 'headers route (x-match all)',

@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../src/broker/broker.js';
 import { fsStorage } from '../src/storage/fs/index.js';
-import { isMain, printResults } from './harness.js';
+import { isMain, printResults, SCALE } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const QUEUES = Math.round(100_000 * SCALE);
 
 /** Descriptors this process has open (Linux), or NaN elsewhere. */

@@ -11,11 +11,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import amqplib from 'amqplib';
-import { isMain, printResults } from './harness.js';
+import { isMain, printResults, SCALE } from './harness.js';
 import type { BenchResult } from './types.js';
 import { rssOf, spawnServer } from './wire/server-process.js';
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const MESSAGES = Math.round(1_000_000 * SCALE);
 const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5687);
 const BODY = Buffer.alloc(100, 'x');

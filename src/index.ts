@@ -109,6 +109,7 @@ export {
 export { type BrowseCallback, Browser } from './queues/lvq/browse.js';
 export { LastValueQueue, type LastValueQueueOptions } from './queues/lvq/last-value-queue.js';
 export { PriorityQueue, type PriorityQueueOptions, Queue } from './queues/priority-queue.js';
+export { QuorumQueue } from './queues/quorum/quorum-queue.js';
 export type { MaxAge, MaxAgeUnit, StreamArguments } from './queues/stream/arguments.js';
 export { type ReadOptions, type StreamEntry, StreamReader } from './queues/stream/reader.js';
 export { StreamQueue, type StreamQueueOptions } from './queues/stream/stream-queue.js';

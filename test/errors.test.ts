@@ -40,9 +40,9 @@ describe('errors', () => {
     expect(precondition).toBeInstanceOf(errors.PreconditionFailedError);
     expect(precondition).toMatchObject({ code: 'MQLITE_PRECONDITION_FAILED', replyCode: 406 });
     const quorum = await Broker.open({
-      config: { queues: { q: { arguments: { 'x-queue-type': 'quorum' } } } },
+      config: { queues: { q: { durable: false, arguments: { 'x-queue-type': 'quorum' } } } },
     }).catch((error: unknown) => error);
-    expect(quorum).toBeInstanceOf(errors.NotImplementedError);
+    expect(quorum).toBeInstanceOf(errors.PreconditionFailedError);
     const reserved = await Broker.open({ config: { queues: { 'amq.q': {} } } }).catch(
       (error: unknown) => error,
     );

@@ -73,6 +73,14 @@ export interface BrokerStats {
   readonly unroutableDropped: number;
   /** `mandatory` messages routed nowhere and refused with 312 NO_ROUTE. */
   readonly unroutableReturned: number;
+  /**
+   * Duplicates dropped, by name, of every exchange and queue declared with
+   * `x-message-deduplication: true` (since the broker opened: the caches live in memory).
+   */
+  readonly deduplicated: {
+    readonly exchanges: Readonly<Record<string, number>>;
+    readonly queues: Readonly<Record<string, number>>;
+  };
 }
 
 /** An exchange as `broker.exchanges()` lists it. */
@@ -91,7 +99,8 @@ export interface ExchangeStatus extends ExchangeInfo {
  * ```
  *
  * `broker.queue(name, options)` picks the kind from the arguments as brokers spell them:
- * `x-queue-type: 'stream'` → `StreamQueue`; `qpid.last_value_queue: true` or
+ * `x-queue-type: 'stream'` → `StreamQueue`; `x-queue-type: 'quorum'` → `QuorumQueue`;
+ * `qpid.last_value_queue: true` or
  * `qpid.last_value_queue_key` → `LastValueQueue` (which ignores `x-max-priority`);
  * `x-max-priority` → `PriorityQueue`; otherwise a FIFO `Queue`.
  *
@@ -239,8 +248,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * @throws TypeError/RangeError for a malformed name or option; AccessRefusedError (403) for a
    *   new `amq.` name; NotFoundError (404) for a passive declare of a missing queue;
    *   ResourceLockedError (405) for a queue exclusive to a session; PreconditionFailedError (406)
-   *   for an invalid argument or a redeclaration that differs; NotImplementedError (540) for
-   *   `x-queue-type: 'quorum'`.
+   *   for an invalid argument, a redeclaration that differs, or a flag a quorum queue refuses.
    */
   queue<const O extends QueueDeclareOptions = Record<never, never>>(
     name = '',
@@ -255,9 +263,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * first that differs, as RabbitMQ words it); `passive` only checks that it exists. Durable
    * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
    *
-   * @param type `direct`, `fanout`, `topic` or `headers`, or `x-delayed-message` with the
-   *   argument `x-delayed-type` naming one of them (see README "Delayed messages"); anything
-   *   else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
+   * @param type `direct`, `fanout`, `topic`, `headers` or `x-consistent-hash`, or
+   *   `x-delayed-message` with the argument `x-delayed-type` naming one of them (see README
+   *   "Delayed messages"); anything else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
    * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
    *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
    *   differs, a non-string `alternate-exchange`, or a missing or unknown `x-delayed-type`.
@@ -403,6 +411,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return {
       unroutableDropped: this.#publisher.unroutableDropped,
       unroutableReturned: this.#publisher.unroutableReturned,
+      deduplicated: this.#publisher.deduplicated(),
     };
   }
 

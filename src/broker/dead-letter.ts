@@ -1,12 +1,13 @@
 /**
  * The router queues call to dead-letter a message: the broker routes the dead-lettered copy by its
  * exchange (`x-dead-letter-exchange`) and routing key through its exchanges, like a publish. A
- * message that reaches no queue (a missing exchange included) is dropped silently, as brokers
+ * message that reaches no queue (a missing exchange included, or one refusing to route it) is
+ * dropped silently, as brokers
  * do, and so is one whose delivery into a queue would close a dead-letter cycle no client took
  * part in.
  */
-import { QueueFullError } from '../errors.js';
-import type { FieldTable, StoredMessage } from '../message/types.js';
+import { MqliteError, QueueFullError } from '../errors.js';
+import type { MessageProperties, StoredMessage } from '../message/types.js';
 import { type DeadLetterRouter, isDeadLetterCycle } from '../queues/classic/dead-letter.js';
 
 /** A queue that accepts a message already normalized (the same copy goes to every target). */
@@ -18,7 +19,7 @@ export interface MessageTarget {
 export type RouteFunction = (
   exchange: string,
   routingKey: string,
-  headers: Readonly<FieldTable> | undefined,
+  properties: Readonly<MessageProperties>,
 ) => Iterable<string>;
 
 /**
@@ -36,7 +37,16 @@ export function createDeadLetterRouter(
 ): DeadLetterRouter {
   const deliver = (message: StoredMessage): Promise<void> | undefined => {
     let pending: Promise<void>[] | undefined;
-    for (const name of route(message.exchange, message.routingKey, message.properties.headers)) {
+    let names: Iterable<string>;
+    try {
+      names = route(message.exchange, message.routingKey, message.properties);
+    } catch (error) {
+      // An exchange that refuses the message (a consistent-hash header that is no string) routes
+      // it nowhere: dropped, as a dead letter that reaches no queue.
+      if (error instanceof MqliteError) return undefined;
+      throw error;
+    }
+    for (const name of names) {
       if (isDeadLetterCycle(message, name)) continue;
       const target = lookup(name);
       if (!target) continue;

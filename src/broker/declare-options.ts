@@ -3,17 +3,16 @@
  * AMQP arguments exactly as brokers spell them:
  *
  * - `x-queue-type: 'stream'` → a stream;
+ * - `x-queue-type: 'quorum'` → a quorum queue (its kind checks the flags and arguments it refuses);
  * - `qpid.last_value_queue: true` or `qpid.last_value_queue_key: '<header>'` → a last-value queue
  *   (it wins over `x-max-priority`, whose value is then ignored, as the Qpid Java broker does);
  * - `x-max-priority` → a priority queue;
- * - anything else → a plain FIFO queue. `x-queue-type: 'classic'` is accepted and means the same;
- *   `'quorum'` is refused with 540 NOT_IMPLEMENTED (replication has no meaning in one process, and
- *   silently running a classic queue under that name would hide the differences).
+ * - anything else → a plain FIFO queue. `x-queue-type: 'classic'` is accepted and means the same.
  *
  * camelCase sugar (`maxPriority`, `messageTtl`, `lvqKey`, …) may stand beside `arguments`; giving
  * both for one argument with different values is a TypeError.
  */
-import { DEFAULT_VHOST, invalidArg, NotImplementedError, queueResource } from '../errors.js';
+import { DEFAULT_VHOST, invalidArg, queueResource } from '../errors.js';
 import { describeField, fieldEquals } from '../exchanges/field-values.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import { carryWireTypes } from '../message/wire-types.js';
@@ -22,7 +21,7 @@ import { parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { emptyTable, isPlainTable } from '../table.js';
 
 /** The queue kinds the broker makes. */
-export type QueueKind = 'classic' | 'priority' | 'lvq' | 'stream';
+export type QueueKind = 'classic' | 'priority' | 'lvq' | 'stream' | 'quorum';
 
 /**
  * Options of `broker.queue(name, options)`: the AMQP declare flags, the arguments table, and
@@ -39,8 +38,8 @@ export interface QueueDeclareOptions {
   autoDelete?: boolean;
   /** The AMQP arguments table (`x-max-priority`, `x-queue-type`, `qpid.last_value_queue`, …). */
   arguments?: Record<string, unknown>;
-  /** `x-queue-type`: `'stream'` for a stream, `'classic'` (the default) otherwise. */
-  type?: 'classic' | 'stream';
+  /** `x-queue-type`: `'stream'`, `'quorum'`, or `'classic'` (the default). */
+  type?: 'classic' | 'stream' | 'quorum';
   /** `x-max-priority`: makes a priority queue with levels 0..maxPriority. */
   maxPriority?: number;
   /** `x-message-ttl` in ms. */
@@ -195,16 +194,12 @@ function chooseKind(
   const type = args['x-queue-type'];
   // A stream ignores the LVQ arguments, as LavinMQ does (strict mode refuses them as unknown).
   if (type === 'stream') return { kind: 'stream' };
-  if (type === 'quorum') {
-    throw new NotImplementedError(
-      `queue type 'quorum' is not supported for queue '${name}'; declare a classic queue instead`,
-    );
-  }
+  if (type === 'quorum') return { kind: 'quorum' };
   if (type !== undefined && type !== 'classic') {
     throw invalidArg(
       'x-queue-type',
       queueResource({ name, vhost }),
-      `must be 'classic' or 'stream', got ${describeValue(type)}`,
+      `must be 'classic', 'quorum' or 'stream', got ${describeValue(type)}`,
     );
   }
   const lvq = parseLvqDeclaration(args, queueResource({ name, vhost }));

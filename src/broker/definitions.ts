@@ -27,7 +27,7 @@ export interface QueueDefinition {
   durable: boolean;
   auto_delete: boolean;
   arguments: Record<string, JsonValue>;
-  /** `classic` or `stream` (RabbitMQ 3.10 writes it; `x-queue-type` says the same). */
+  /** `classic`, `quorum` or `stream` (RabbitMQ 3.10 writes it; `x-queue-type` says the same). */
   type?: string;
 }
 
@@ -313,7 +313,7 @@ export function writeDefinitions(
         durable: q.durable,
         auto_delete: q.autoDelete,
         arguments: plainTable(q.arguments),
-        type: q.kind === 'stream' ? 'stream' : 'classic',
+        type: q.kind === 'stream' || q.kind === 'quorum' ? q.kind : 'classic',
       })),
     exchanges: exchanges
       .filter((e) => e.name !== '' && !e.name.startsWith('amq.'))

@@ -60,6 +60,8 @@ export function* storedDelayed(log: Log<StoredMessage>): Generator<StoredDelayed
 
 export class DelayedStore {
   readonly #index = new FlatQueue<number>();
+  /** Messages taken as due and not yet settled (still being routed). */
+  #routing = 0;
   readonly #log: Log<StoredMessage>;
   readonly #persistent: boolean;
 
@@ -87,7 +89,9 @@ export class DelayedStore {
 
   /** How many messages it holds. */
   get size(): number {
-    return this.#index.length;
+    // Those taken and still being routed are held until settled: a crash before then routes
+    // them again on reopen.
+    return this.#index.length + this.#routing;
   }
 
   /** When the first message falls due (ms since epoch), undefined when it holds none. */
@@ -121,12 +125,14 @@ export class DelayedStore {
     }
     if (taken.length === 0) return [];
     if (index.length === 0) index.shrink();
+    this.#routing += taken.length;
     taken.sort((a, b) => a.due - b.due || a.id - b.id);
     return taken.map(({ id, due }) => ({ id, due, message: this.#log.get(id) }));
   }
 
   /** Forgets messages taken and routed: marks their records deleted. */
   settle(ids: readonly number[]): void {
+    this.#routing -= ids.length;
     for (const id of ids) this.#log.markDeleted(id);
   }
 

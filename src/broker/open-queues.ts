@@ -15,7 +15,8 @@ import {
   ResourceLockedError,
   resourceName,
 } from '../errors.js';
-import type { PublishBody } from '../message/types.js';
+import { deduplicationOptions } from '../exchanges/deduplication.js';
+import type { MessageProperties, PublishBody } from '../message/types.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import type { Subscription } from '../queues/consumer.js';
 import { refuseUnknownArguments } from '../queues/unknown-names.js';
@@ -92,8 +93,13 @@ export class OpenQueues {
     this.#publish = publish;
     const { exchanges } = context;
     this.#deadLetter = createDeadLetterRouter(
-      (exchange, routingKey, headers) =>
-        exchanges.route(exchange, deadLetterRoutingKeys(routingKey, headers), headers),
+      (exchange, routingKey, properties) =>
+        exchanges.route(
+          exchange,
+          deadLetterRoutingKeys(routingKey, properties.headers),
+          properties.headers,
+          properties,
+        ),
       (name) => this.#entries.get(name)?.queue,
       () => this.#restoring,
     );
@@ -194,6 +200,16 @@ export class OpenQueues {
     });
     const destroy = queue.delete.bind(queue);
     entry = { declaration, queue: attachBindings(queue, this.#binder), destroy, owner };
+    if (deduplicationOptions(declaration.arguments) !== undefined) {
+      // The broker deduplicates as it routes: the handle publishes through the default exchange,
+      // as an AMQP client's queue handle does.
+      Object.defineProperty(queue, 'publish', {
+        value: (body: PublishBody, properties?: MessageProperties) =>
+          this.#deletedRoutes.publish(name, body, properties),
+        writable: true,
+        configurable: true,
+      });
+    }
     this.#entries.set(name, entry);
     if (declaration.autoDelete) this.#deleteWhenUnused(entry);
     await this.#applyPolicy(entry);

@@ -24,6 +24,7 @@ export type PolicyKey =
   | 'dead-letter-exchange'
   | 'dead-letter-routing-key'
   | 'delivery-limit'
+  | 'dead-letter-strategy'
   | 'max-age'
   | 'alternate-exchange'
   | 'queue-mode';
@@ -76,6 +77,10 @@ const KEYS: Readonly<Record<PolicyKey, readonly [Check, string]>> = {
   'dead-letter-exchange': [isString, 'dead letter exchange name'],
   'dead-letter-routing-key': [isString, 'dead letter routing key'],
   'delivery-limit': [atLeast(0), 'delivery limit'],
+  'dead-letter-strategy': [
+    (v) => v === 'at-most-once' || v === 'at-least-once',
+    'dead letter strategy',
+  ],
   'max-age': [(v) => isMaxAge(v), 'max age'],
   'alternate-exchange': [isString, 'alternate exchange name'],
   'queue-mode': [(v) => v === 'default' || v === 'lazy', 'queue-mode value'],

@@ -9,8 +9,9 @@ import { assertOpen, NoRouteError, resourceName } from '../errors.js';
 import { delayOf, withoutDelay } from '../exchanges/delayed.js';
 import { checkGeoHeaders } from '../filters/index.js';
 import { normalizeMessage } from '../message/normalize.js';
-import type { PublishBody, StoredMessage } from '../message/types.js';
+import type { FieldTable, PublishBody, StoredMessage } from '../message/types.js';
 import type { BrokerContext } from './broker-context.js';
+import { Deduplicators } from './deduplicators.js';
 import type { DelayedMessages } from './delayed-messages.js';
 import type { ExchangePublishOptions } from './exchange-handle.js';
 import type { OpenQueues } from './open-queues.js';
@@ -24,6 +25,7 @@ export class Publisher {
   readonly #context: BrokerContext;
   readonly #queues: OpenQueues;
   readonly #delayed: DelayedMessages;
+  readonly #deduplicators: Deduplicators;
   #unroutableDropped = 0;
   #unroutableReturned = 0;
 
@@ -31,6 +33,21 @@ export class Publisher {
     this.#context = context;
     this.#queues = queues;
     this.#delayed = delayed;
+    this.#deduplicators = new Deduplicators(context.clock);
+  }
+
+  /** Duplicates dropped by each exchange and queue declared with `x-message-deduplication`. */
+  deduplicated(): { exchanges: Record<string, number>; queues: Record<string, number> } {
+    return {
+      exchanges: this.#deduplicators.dropped(
+        this.#context.exchanges.list().map((e) => [e.name, e.arguments, e.arguments] as const),
+      ),
+      queues: this.#deduplicators.dropped(
+        [...this.#queues.values()].map(
+          (q) => [q.declaration.name, q, q.declaration.arguments] as const,
+        ),
+      ),
+    };
   }
 
   /** Messages routed nowhere and dropped. */
@@ -100,11 +117,15 @@ export class Publisher {
   ): Promise<void> {
     const { routingKey } = normalized;
     const headers = normalized.properties.headers;
-    const targets = this.#context.exchanges.route(
-      exchange,
-      routingKeysOf(routingKey, headers),
-      headers,
-    );
+    const targets = this.#isDuplicate(exchange, headers)
+      ? new Set<string>()
+      : this.#context.exchanges.route(
+          exchange,
+          routingKeysOf(routingKey, headers),
+          headers,
+          normalized.properties,
+        );
+    this.#dropDuplicates(targets, headers);
     const message = withoutBcc(normalized);
     if (targets.size === 0) {
       if (mandatory) {
@@ -133,6 +154,28 @@ export class Publisher {
     const stored: Promise<void>[] = [];
     for (const name of targets) stored.push(this.#storeIn(name, message, each));
     return Promise.all(stored).then(ignore);
+  }
+
+  /**
+   * Whether the exchange deduplicates and has seen the message: a duplicate is routed nowhere
+   * (returned when `mandatory`), as LavinMQ drops it.
+   */
+  #isDuplicate(exchange: string, headers: Readonly<FieldTable> | undefined): boolean {
+    const args = this.#context.exchanges.get(exchange)?.arguments;
+    return args !== undefined && this.#deduplicators.of(args, args)?.isDuplicate(headers) === true;
+  }
+
+  /** Takes out the queues that deduplicate and have seen the message: it is not stored there. */
+  #dropDuplicates(targets: Set<string>, headers: Readonly<FieldTable> | undefined): void {
+    for (const name of targets) {
+      const entry = this.#queues.get(name);
+      if (
+        entry &&
+        this.#deduplicators.of(entry, entry.declaration.arguments)?.isDuplicate(headers)
+      ) {
+        targets.delete(name);
+      }
+    }
   }
 
   /** Stores a routed message in a queue; a damaged one refuses it with its error. */

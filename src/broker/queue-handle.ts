@@ -14,6 +14,7 @@ import type { FieldTable, MessageProperties, PublishBody } from '../message/type
 import type { SubscribeParams, Subscription } from '../queues/consumer.js';
 import type { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import type { PriorityQueue, Queue } from '../queues/priority-queue.js';
+import type { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import type { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import type { AnyQueue } from './queue-kinds.js';
@@ -85,13 +86,17 @@ export type DeclaredQueue<O> = O extends { readonly passive: true }
           ? StreamQueue
           : ArgumentsOf<O> extends { readonly 'x-queue-type': 'stream' }
             ? StreamQueue
-            : O extends { readonly maxPriority: number }
-              ? PriorityQueue
-              : ArgumentsOf<O> extends { readonly 'x-max-priority': number }
-                ? PriorityQueue
-                : [keyof QueueDeclareOptions] extends [keyof O]
-                  ? AnyQueue
-                  : Queue;
+            : O extends { readonly type: 'quorum' }
+              ? QuorumQueue
+              : ArgumentsOf<O> extends { readonly 'x-queue-type': 'quorum' }
+                ? QuorumQueue
+                : O extends { readonly maxPriority: number }
+                  ? PriorityQueue
+                  : ArgumentsOf<O> extends { readonly 'x-max-priority': number }
+                    ? PriorityQueue
+                    : [keyof QueueDeclareOptions] extends [keyof O]
+                      ? AnyQueue
+                      : Queue;
 
 /**
  * Types a declared queue by its options. Sound because the broker picks the kind at run time by

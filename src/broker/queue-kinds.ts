@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.js';
 import type { ErrorHandler } from '../diagnostics.js';
 import { type DataLossError, queueResource } from '../errors.js';
+import { DEDUPLICATION_ARGUMENTS, deduplicationOptions } from '../exchanges/deduplication.js';
 import type { FieldTable } from '../message/types.js';
 import { CLASSIC_ARGUMENTS, parseClassicArguments } from '../queues/arguments.js';
 import type { ClassicQueueOptions } from '../queues/classic/classic-options.js';
@@ -12,13 +13,19 @@ import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import { LVQ_ARGUMENTS, parseLvqDeclaration } from '../queues/lvq/arguments.js';
 import { LastValueQueue } from '../queues/lvq/last-value-queue.js';
 import { PriorityQueue, Queue } from '../queues/priority-queue.js';
+import {
+  checkQuorumFlags,
+  parseQuorumArguments,
+  QUORUM_ARGUMENTS,
+} from '../queues/quorum/arguments.js';
+import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import { parseStreamArguments, STREAM_ARGUMENTS } from '../queues/stream/arguments.js';
 import { StreamQueue } from '../queues/stream/stream-queue.js';
 import type { StorageAdapter } from '../storage/types.js';
 import type { Declaration, QueueKind } from './declare-options.js';
 
 /** The handles `broker.queue()` returns, one class per kind. */
-export type AnyQueue = Queue | PriorityQueue | LastValueQueue | StreamQueue;
+export type AnyQueue = Queue | PriorityQueue | LastValueQueue | QuorumQueue | StreamQueue;
 
 /** Statistics of one queue, as `broker.queues()` lists them. */
 export interface QueueStats {
@@ -108,6 +115,25 @@ const RABBITMQ_STREAM_COMPARED: readonly string[] = [
   'x-queue-leader-locator',
 ];
 
+/** Those of a quorum queue, in the order of RabbitMQ's quorum queue type. */
+const RABBITMQ_QUORUM_COMPARED: readonly string[] = [
+  'x-dead-letter-exchange',
+  'x-dead-letter-routing-key',
+  'x-dead-letter-strategy',
+  'x-expires',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-max-in-memory-length',
+  'x-max-in-memory-bytes',
+  'x-overflow',
+  'x-single-active-consumer',
+  'x-queue-type',
+  'x-quorum-initial-group-size',
+  'x-delivery-limit',
+  'x-message-ttl',
+  'x-queue-leader-locator',
+];
+
 /**
  * What a redeclare compares: the reference broker's arguments in its order, then every other
  * argument the kind acts on (as LavinMQ, which compares every argument, does for those RabbitMQ
@@ -124,7 +150,10 @@ function comparedArguments(
  * A classic or priority queue compares the LVQ arguments as well, though it does not act on them:
  * redeclaring it as a last-value queue is inequivalent.
  */
-const CLASSIC_COMPARED = comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS);
+const CLASSIC_COMPARED = comparedArguments(RABBITMQ_CLASSIC_COMPARED, [
+  ...LVQ_ARGUMENTS,
+  ...DEDUPLICATION_ARGUMENTS,
+]);
 
 /** The policy keys of classic queues (`delivery-limit` too, as they act on `x-delivery-limit`). */
 const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
@@ -139,6 +168,12 @@ const CLASSIC_POLICY_KEYS: ReadonlySet<string> = new Set([
   'queue-mode',
 ]);
 
+/** The policy keys of quorum queues, as RabbitMQ's quorum queues adhere to them. */
+const QUORUM_POLICY_KEYS: ReadonlySet<string> = new Set([
+  ...[...CLASSIC_POLICY_KEYS].filter((key) => key !== 'queue-mode'),
+  'dead-letter-strategy',
+]);
+
 function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
   const classic = queue as Exclude<AnyQueue, StreamQueue>;
   return classic.applyLimits(
@@ -146,10 +181,30 @@ function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string
   );
 }
 
+/**
+ * The arguments a queue itself takes: without those of deduplication, which the broker applies
+ * as it publishes (`x-message-deduplication`).
+ */
+function queueArguments(args: Readonly<FieldTable>): FieldTable {
+  const out: FieldTable = { ...args };
+  for (const name of DEDUPLICATION_ARGUMENTS) delete out[name];
+  return out;
+}
+
+/** Checks a declaration's deduplication arguments, then its kind's own. */
+function validated(
+  validate: (d: Declaration, vhost: string) => void,
+): (d: Declaration, vhost: string) => void {
+  return (d, vhost) => {
+    deduplicationOptions(d.arguments);
+    validate(d, vhost);
+  };
+}
+
 function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
   return {
     name: d.name,
-    arguments: d.arguments,
+    arguments: queueArguments(d.arguments),
     storage: c.storage,
     namespace: c.namespace,
     clock: c.clock,
@@ -164,31 +219,34 @@ function classicOptions(d: Declaration, c: KindContext): ClassicQueueOptions {
 /** The factory of every queue kind. */
 export const KINDS: Readonly<Record<QueueKind, Kind>> = {
   classic: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: CLASSIC_ARGUMENTS,
+    }),
+    arguments: [...CLASSIC_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
     compared: CLASSIC_COMPARED,
     open: (d, c) => Queue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
   },
   priority: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseClassicArguments(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: CLASSIC_ARGUMENTS,
+    }),
+    arguments: [...CLASSIC_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
     compared: CLASSIC_COMPARED,
     open: (d, c) => PriorityQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     applyArguments: applyClassic,
   },
   lvq: {
-    validate: (d, vhost) => {
+    validate: validated((d, vhost) => {
       parseLvqDeclaration(d.arguments, queueResource({ name: d.name, vhost }));
-    },
-    arguments: LVQ_ARGUMENTS,
-    compared: comparedArguments(RABBITMQ_CLASSIC_COMPARED, LVQ_ARGUMENTS),
+    }),
+    arguments: [...LVQ_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
+    compared: comparedArguments(RABBITMQ_CLASSIC_COMPARED, [
+      ...LVQ_ARGUMENTS,
+      ...DEDUPLICATION_ARGUMENTS,
+    ]),
     open: (d, c) => LastValueQueue.open(classicOptions(d, c)),
     policyKeys: CLASSIC_POLICY_KEYS,
     // The declaration's arguments chose this kind: they declare a last-value queue.
@@ -197,19 +255,37 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
         parseLvqDeclaration(args, queueResource({ name: queue.name, vhost }))!.classic,
       ),
   },
-  stream: {
+  quorum: {
     validate: (d, vhost) => {
-      parseStreamArguments({ ...d, vhost });
+      const queue = queueResource({ name: d.name, vhost });
+      checkQuorumFlags(d, queue);
+      parseQuorumArguments(d.arguments, queue);
     },
-    arguments: STREAM_ARGUMENTS,
-    compared: comparedArguments(RABBITMQ_STREAM_COMPARED, STREAM_ARGUMENTS),
+    arguments: QUORUM_ARGUMENTS,
+    compared: comparedArguments(RABBITMQ_QUORUM_COMPARED, QUORUM_ARGUMENTS),
+    open: (d, c) => QuorumQueue.open(classicOptions(d, c)),
+    policyKeys: QUORUM_POLICY_KEYS,
+    applyArguments: (queue, args, vhost) =>
+      (queue as QuorumQueue).applyLimits(
+        parseQuorumArguments(args, queueResource({ name: queue.name, vhost })),
+      ),
+  },
+  stream: {
+    validate: validated((d, vhost) => {
+      parseStreamArguments({ ...d, vhost });
+    }),
+    arguments: [...STREAM_ARGUMENTS, ...DEDUPLICATION_ARGUMENTS],
+    compared: comparedArguments(RABBITMQ_STREAM_COMPARED, [
+      ...STREAM_ARGUMENTS,
+      ...DEDUPLICATION_ARGUMENTS,
+    ]),
     open: (d, c) =>
       StreamQueue.open({
         name: d.name,
         durable: d.durable,
         exclusive: d.exclusive,
         autoDelete: d.autoDelete,
-        arguments: d.arguments,
+        arguments: queueArguments(d.arguments),
         storage: c.storage,
         namespace: c.namespace,
         clock: c.clock,

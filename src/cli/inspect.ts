@@ -207,6 +207,9 @@ function textOf(
         held.nextDue === null ? '' : `, next due ${new Date(held.nextDue).toISOString()}`;
       out.push(`    delayed    ${counted(held.messages, 'message')}${next}`);
     }
+    if (Object.keys(exchange.arguments).length > 0) {
+      out.push(`    arguments  ${JSON.stringify(exchange.arguments)}`);
+    }
     for (const binding of exchange.bindings) {
       out.push(`    → ${binding.destination}  routing key '${binding.routingKey}'`);
     }

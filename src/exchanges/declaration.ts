@@ -5,7 +5,9 @@
 import { AccessRefusedError, PreconditionFailedError } from '../errors.js';
 import type { FieldTable } from '../message/types.js';
 import { assertSameAlternate, checkAlternateType } from './alternate-exchange.js';
+import { parseHashOptions } from './consistent-hash.js';
 import { checkShortString, copyArgs, flag } from './declare-checks.js';
+import { deduplicationDiff, deduplicationOptions } from './deduplication.js';
 import { type ExchangeRouting, exchangeRouting } from './delayed.js';
 import type { ExchangeErrors } from './exchange-errors.js';
 import { DEFAULT_EXCHANGE, type ExchangeState } from './exchange-state.js';
@@ -52,6 +54,8 @@ export function checkDeclaration(
   if (name.startsWith('amq.')) {
     throw new AccessRefusedError(`exchange name '${name}' contains reserved prefix 'amq.*'`);
   }
+  if (type === 'x-consistent-hash') parseHashOptions(args);
+  deduplicationOptions(args);
   return { existing, durable, autoDelete, internal, args };
 }
 
@@ -82,4 +86,10 @@ function assertEquivalent(
   if (autoDelete !== state.autoDelete) throw differs('auto_delete', autoDelete, state.autoDelete);
   if (internal !== state.internal) throw differs('internal', internal, state.internal);
   assertSameAlternate(state, args, errors);
+  // LavinMQ compares every argument; mqlite, as RabbitMQ, those that shape the exchange.
+  if (deduplicationDiff(state.arguments, args) !== undefined) {
+    throw new PreconditionFailedError(
+      `Existing exchange '${state.name}' declared with other arguments`,
+    );
+  }
 }

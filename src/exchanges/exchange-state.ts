@@ -1,5 +1,6 @@
 /** An exchange as the registry holds it: its declaration, its router and its bindings. */
 import type { FieldTable } from '../message/types.js';
+import { ConsistentHashRouter } from './consistent-hash.js';
 import { exchangeRouting } from './delayed.js';
 import { DirectRouter } from './direct.js';
 import { FanoutRouter } from './fanout.js';
@@ -30,11 +31,12 @@ export const PREDECLARED: readonly [string, ExchangeType][] = [
   ['amq.match', 'headers'],
 ];
 
-const routers: Record<RoutingType, () => ExchangeRouter> = {
+const routers: Record<RoutingType, (args: Readonly<FieldTable>) => ExchangeRouter> = {
   direct: () => new DirectRouter(),
   fanout: () => new FanoutRouter(),
   topic: () => new TopicRouter(),
   headers: () => new HeadersRouter(),
+  'x-consistent-hash': (args) => new ConsistentHashRouter(args),
 };
 
 /** A new exchange without bindings, with the router of its type (checked before). */
@@ -56,7 +58,7 @@ export function newExchangeState(
     autoDelete,
     internal,
     arguments: Object.freeze(args),
-    router: routers[routingType](),
+    router: routers[routingType](args),
     bindings: new Map(),
     exchangeBindings: 0,
   };

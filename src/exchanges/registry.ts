@@ -1,5 +1,5 @@
 import { AccessRefusedError, DEFAULT_VHOST, PreconditionFailedError } from '../errors.js';
-import type { FieldTable } from '../message/types.js';
+import type { FieldTable, MessageProperties } from '../message/types.js';
 import { emptyTable } from '../table.js';
 import { BindingIndex, bindingId } from './binding-index.js';
 import { checkDeclaration } from './declaration.js';
@@ -138,8 +138,9 @@ export class Exchanges {
    * `autoDelete`, `internal` and `alternate-exchange` (406 naming the first that differs, as
    * RabbitMQ words it; other arguments are not compared, as in RabbitMQ, and the first
    * declaration's stay). `passive` only checks existence (404).
-   * @param type `direct`, `fanout`, `topic`, `headers` or `x-delayed-message` (with the argument
-   *   `x-delayed-type`); anything else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
+   * @param type `direct`, `fanout`, `topic`, `headers`, `x-consistent-hash` or
+   *   `x-delayed-message` (with the argument `x-delayed-type`); anything else is 406
+   *   PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
    * @throws AccessRefusedError for `""` and for new `amq.`-prefixed names (403);
    *   PreconditionFailedError (406) for a missing or unknown `x-delayed-type`.
    */
@@ -351,14 +352,16 @@ export class Exchanges {
    * (the key, and those of `CC` and `BCC`); an exchange it reaches through an exchange-to-exchange
    * binding routes it on with the same keys and headers, and an exchange whose bindings matched
    * nothing hands it to its `alternate-exchange`. Each exchange is visited once, so cycles end,
-   * as in RabbitMQ. A missing exchange routes nowhere.
+   * as in RabbitMQ. A missing exchange routes nowhere. `properties` are those a consistent-hash
+   * exchange's `hash-property` may name.
    */
   route(
     exchange: string,
     routingKeys: string | readonly string[],
     headers?: Readonly<FieldTable>,
+    properties?: Readonly<MessageProperties>,
   ): Set<string> {
-    return this.#routing.route(exchange, routingKeys, headers);
+    return this.#routing.route(exchange, routingKeys, headers, properties);
   }
 
   /** The persisted form of every durable exchange except `""` (see `exchangeToJSON`). */

@@ -3,7 +3,7 @@
  * key, exchange-to-exchange bindings walked with each exchange visited once, and the
  * `alternate-exchange` of an exchange that matched nothing.
  */
-import type { FieldTable } from '../message/types.js';
+import type { FieldTable, MessageProperties } from '../message/types.js';
 import { alternateOf } from './alternate-exchange.js';
 import { destinationKey, exchangeOfKey } from './destination-key.js';
 import { DEFAULT_EXCHANGE, type ExchangeState } from './exchange-state.js';
@@ -28,6 +28,7 @@ export class Routing {
     exchange: string,
     routingKeys: string | readonly string[],
     headers?: Readonly<FieldTable>,
+    properties?: Readonly<MessageProperties>,
   ): Set<string> {
     const out = new Set<string>();
     if (exchange === DEFAULT_EXCHANGE) {
@@ -38,14 +39,14 @@ export class Routing {
     if (!first) return out;
     // The common case, an exchange bound to queues only that matched some: no walk.
     if (first.exchangeBindings === 0) {
-      match(first, routingKeys, headers, out);
+      match(first, routingKeys, headers, properties, out);
       if (out.size > 0 || typeof this.#alternateOf(first) !== 'string') return out;
     }
     const seen = new Set([first.name]);
     const work = [first];
     for (let state = work.pop(); state; state = work.pop()) {
       const matched = new Set<string>();
-      match(state, routingKeys, headers, matched);
+      match(state, routingKeys, headers, properties, matched);
       const alternate = this.#alternateOf(state);
       if (matched.size === 0 && typeof alternate === 'string') {
         matched.add(destinationKey(alternate, 'exchange'));
@@ -77,8 +78,9 @@ function match(
   state: ExchangeState,
   routingKeys: string | readonly string[],
   headers: Readonly<FieldTable> | undefined,
+  properties: Readonly<MessageProperties> | undefined,
   out: Set<string>,
 ): void {
-  if (typeof routingKeys === 'string') state.router.route(routingKeys, headers, out);
-  else for (const key of routingKeys) state.router.route(key, headers, out);
+  if (typeof routingKeys === 'string') state.router.route(routingKeys, headers, out, properties);
+  else for (const key of routingKeys) state.router.route(key, headers, out, properties);
 }

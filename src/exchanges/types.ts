@@ -3,10 +3,19 @@
  * to the broker); they know nothing of queues, messages or storage.
  */
 
-import type { FieldTable } from '../message/types.js';
+import type { FieldTable, MessageProperties } from '../message/types.js';
 
-/** The exchange kinds, as AMQP brokers name them. */
-export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers' | 'x-delayed-message';
+/**
+ * The exchange kinds, as AMQP brokers name them (`x-consistent-hash`: LavinMQ, RabbitMQ's plugin;
+ * `x-delayed-message`: LavinMQ, RabbitMQ's plugin).
+ */
+export type ExchangeType =
+  | 'direct'
+  | 'fanout'
+  | 'topic'
+  | 'headers'
+  | 'x-consistent-hash'
+  | 'x-delayed-message';
 
 /** The exchange kinds that route by bindings of their own (what `x-delayed-type` may name). */
 export type RoutingType = Exclude<ExchangeType, 'x-delayed-message'>;
@@ -17,6 +26,7 @@ export const EXCHANGE_TYPES: readonly ExchangeType[] = [
   'fanout',
   'topic',
   'headers',
+  'x-consistent-hash',
   'x-delayed-message',
 ];
 
@@ -78,6 +88,14 @@ export interface ExchangeRouter {
   add(id: string, binding: Binding): void;
   /** Removes a binding previously added with the same id. */
   remove(id: string, binding: Binding): void;
-  /** Adds the destination of every binding that matches to `out`. */
-  route(routingKey: string, headers: Readonly<FieldTable> | undefined, out: Set<string>): void;
+  /**
+   * Adds the destination of every binding that matches to `out`. `properties` are the message's,
+   * for a router that hashes one of them (absent when routing needs none).
+   */
+  route(
+    routingKey: string,
+    headers: Readonly<FieldTable> | undefined,
+    out: Set<string>,
+    properties?: Readonly<MessageProperties>,
+  ): void;
 }

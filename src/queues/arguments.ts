@@ -39,6 +39,13 @@ export interface ClassicArguments {
   readonly deadLetterRoutingKey?: string;
   /** `x-single-active-consumer`. */
   readonly singleActiveConsumer: boolean;
+  /**
+   * Requeued messages go to the back of the queue, not to their place: a quorum queue without a
+   * delivery limit (`x-delivery-limit: -1`).
+   */
+  readonly requeueToBack?: boolean;
+  /** `x-dead-letter-strategy` of a quorum queue, when `at-least-once`. */
+  readonly deadLetterStrategy?: 'at-least-once';
 }
 
 /** Normalized field → the argument name a broker reports in its errors. */
@@ -53,13 +60,15 @@ const ARGUMENT_NAMES: Readonly<Record<keyof ClassicArguments, string>> = {
   deadLetterExchange: 'x-dead-letter-exchange',
   deadLetterRoutingKey: 'x-dead-letter-routing-key',
   singleActiveConsumer: 'x-single-active-consumer',
+  requeueToBack: 'x-delivery-limit',
+  deadLetterStrategy: 'x-dead-letter-strategy',
 };
 
 /** The queue arguments a classic queue acts on (strict mode refuses any other). */
 export const CLASSIC_ARGUMENTS: readonly string[] = [
   'x-queue-type',
-  ...Object.values(ARGUMENT_NAMES),
-];
+  ...new Set(Object.values(ARGUMENT_NAMES)),
+].filter((name) => name !== 'x-dead-letter-strategy');
 
 /**
  * Largest count limit: what an AMQP long holds, as RabbitMQ takes it (beyond 2^53 a limit is

@@ -24,13 +24,15 @@ export interface PriorityQueueOptions extends ClassicQueueOptions {
   readonly maxPriority?: number;
 }
 
-async function openLevelQueue<Q extends ClassicQueue>(
+/** Opens a `ClassicQueue` kind over a `LevelStore` of `maxLevel + 1` levels. */
+export async function openLevelQueue<Q extends ClassicQueue>(
   options: ClassicQueueOptions,
   declared: ClassicArguments,
   maxLevel: number,
   make: (init: ClassicQueueInit) => Q,
+  known?: readonly string[],
 ): Promise<Q> {
-  const opened = await openClassicNamespace(options, declared);
+  const opened = await openClassicNamespace(options, declared, known);
   try {
     const store = await LevelStore.open(opened.namespace, {
       maxLevel,

@@ -5,9 +5,11 @@
  * global prefetch is full. A delivery is written straight into the connection's output: this is
  * the server's hottest path.
  */
+import { NotImplementedError, queueResource } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';
 import { generateConsumerTag, type Outcome, type Subscription } from '../queues/consumer.js';
+import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import type { ChannelContext, ChannelHost } from './channel-host.js';
 import { Deliveries } from './deliveries.js';
 import { AmqpException } from './errors.js';
@@ -22,6 +24,8 @@ interface Consumer {
   /** The tag's wire bytes, written in every delivery. */
   readonly tagBytes: Buffer;
   subscription: Subscription;
+  /** Deliveries carry `x-delivery-count` on the wire (a quorum queue's, as RabbitMQ writes it). */
+  readonly relayCount: boolean;
   /** Cancelled by the client (or the channel closing): no server cancel to send. */
   quiet: boolean;
 }
@@ -76,6 +80,12 @@ export class ChannelConsumers implements ReplyTarget {
       return;
     }
     const queue = await this.#topology.queue(a.queue);
+    const quorum = queue instanceof QuorumQueue;
+    if (quorum && this.#globalPrefetch > 0) {
+      throw new NotImplementedError(
+        `${queueResource({ name: queue.name, vhost: this.#topology.vhost })} does not support global qos`,
+      );
+    }
     let consumer: Consumer | undefined;
     // Paused until consume-ok is out: deliveries must follow it, and stop when the socket does.
     const subscription = await queue.subscribe(
@@ -94,7 +104,13 @@ export class ChannelConsumers implements ReplyTarget {
       await subscription.close();
       return;
     }
-    consumer = { tag, tagBytes: shortstrBytes(tag), subscription, quiet: false };
+    consumer = {
+      tag,
+      tagBytes: shortstrBytes(tag),
+      subscription,
+      relayCount: quorum,
+      quiet: false,
+    };
     this.#consumers.set(tag, consumer);
     this.#deliveries.subscribed(subscription);
     subscription.onCancelled(() => this.#cancelled(consumer!));
@@ -162,7 +178,7 @@ export class ChannelConsumers implements ReplyTarget {
       message.redelivered,
       message.exchange,
       message.routingKey,
-      wireProperties(message),
+      wireProperties(message, consumer.relayCount),
       message.storedBody,
     );
     if (this.#globalPrefetch > 0 && this.#deliveries.unacked >= this.#globalPrefetch) {
@@ -227,7 +243,13 @@ export class ChannelConsumers implements ReplyTarget {
         routingKey: message.routingKey,
         messageCount: message.messageCount ?? 0,
       });
-      writeContent(w, this.#id, wireProperties(message), message.body, frameMax);
+      writeContent(
+        w,
+        this.#id,
+        wireProperties(message, queue instanceof QuorumQueue),
+        message.body,
+        frameMax,
+      );
     });
   }
 
@@ -267,10 +289,11 @@ export class ChannelConsumers implements ReplyTarget {
 
 /**
  * A delivery's properties as RabbitMQ 3.10 writes them: with the `x-stream-offset` of a stream,
- * without the `x-delivery-count` mqlite's classic queues add (RabbitMQ's quorum queues write it).
+ * without the `x-delivery-count` mqlite's classic queues add; a quorum queue's (`relayCount`)
+ * keep it, as RabbitMQ's quorum queues write it.
  */
-function wireProperties(message: Message): Readonly<MessageProperties> {
-  return message.deliveryHeader === 'x-delivery-count'
+function wireProperties(message: Message, relayCount: boolean): Readonly<MessageProperties> {
+  return message.deliveryHeader === 'x-delivery-count' && !relayCount
     ? message.storedProperties
     : message.properties;
 }

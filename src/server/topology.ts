@@ -50,6 +50,11 @@ export class ChannelTopology implements PermissionScope {
     return this.#broker.unbindExchange(a.destination, a.source, a.routingKey, a.arguments);
   }
 
+  /** The vhost the channel's broker is, named in errors. */
+  get vhost(): string {
+    return this.#broker.vhost;
+  }
+
   /** Declares (or, passive, finds) a queue; resolves with declare-ok's arguments. */
   async declareQueue(
     a: ArgsOf<'queue.declare'>,

@@ -61,7 +61,7 @@ describe('bad arguments', () => {
       ]),
       [
         { 'x-queue-type': 7 },
-        "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic' or 'stream', got 7",
+        "PRECONDITION_FAILED - invalid arg 'x-queue-type' for queue 'q' in vhost '/': must be 'classic', 'quorum' or 'stream', got 7",
       ],
     ];
     for (const [args, message] of cases) {

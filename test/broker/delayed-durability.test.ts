@@ -113,8 +113,10 @@ describe('a durable delayed exchange on fs', () => {
     const clock = new ManualClock(START + 5 * HOUR);
     const again = await open(disk, clock);
     clock.advance(0);
-    await settle();
-    await settle();
+    // Held until the queue stored them: a few turns after they are routed on fs.
+    for (const end = Date.now() + 10_000; pending(again)?.messages !== 0 && Date.now() < end; ) {
+      await settle();
+    }
     expect(pending(again)?.messages).toBe(0);
     await again.close();
 

@@ -128,7 +128,7 @@ describe('a delayed exchange', () => {
     await exchange.publish('x', { routingKey: 'none', mandatory: true, headers: { 'x-delay': 5 } });
     await advance(clock, 5);
     await settle();
-    expect(broker.stats()).toEqual({ unroutableDropped: 1, unroutableReturned: 0 });
+    expect(broker.stats()).toMatchObject({ unroutableDropped: 1, unroutableReturned: 0 });
     await broker.close();
   });
 

@@ -106,6 +106,34 @@ describe('redeclaring a queue', () => {
       { 'qpid.last_value_queue_key': 'a' },
       { 'qpid.last_value_queue_key': 'b' },
     ],
+    'x-message-deduplication': [
+      { 'x-message-deduplication': true },
+      { 'x-message-deduplication': false },
+    ],
+    'x-cache-size': [{ 'x-cache-size': 10 }, { 'x-cache-size': 20 }],
+    'x-cache-ttl': [{ 'x-cache-ttl': 1000 }, { 'x-cache-ttl': 2000 }],
+    'x-deduplication-header': [
+      { 'x-deduplication-header': 'a' },
+      { 'x-deduplication-header': 'b' },
+    ],
+    'x-dead-letter-strategy': [
+      { 'x-dead-letter-strategy': 'at-most-once' },
+      { 'x-dead-letter-strategy': 'at-least-once' },
+    ],
+    'x-quorum-initial-group-size': [
+      { 'x-quorum-initial-group-size': 1 },
+      { 'x-quorum-initial-group-size': 3 },
+    ],
+    'x-quorum-target-group-size': [
+      { 'x-quorum-target-group-size': 1 },
+      { 'x-quorum-target-group-size': 3 },
+    ],
+    'x-queue-leader-locator': [
+      { 'x-queue-leader-locator': 'client-local' },
+      { 'x-queue-leader-locator': 'balanced' },
+    ],
+    'x-max-in-memory-length': [{ 'x-max-in-memory-length': 1 }, { 'x-max-in-memory-length': 2 }],
+    'x-max-in-memory-bytes': [{ 'x-max-in-memory-bytes': 1 }, { 'x-max-in-memory-bytes': 2 }],
   };
 
   /**
@@ -136,6 +164,11 @@ describe('redeclaring a queue', () => {
     },
     stream: {
       base: { 'x-queue-type': 'stream' },
+      retyped: { 'x-queue-type': 'classic' },
+      notCompared: {},
+    },
+    quorum: {
+      base: { 'x-queue-type': 'quorum' },
       retyped: { 'x-queue-type': 'classic' },
       notCompared: {},
     },

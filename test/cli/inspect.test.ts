@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
@@ -103,6 +105,24 @@ describe('mqlite inspect', () => {
       '  later  x-delayed-message, durable\n    delayed    2 messages, next due 2024-01-01T01:00:00.000Z',
     );
     expect(hashDirectory(dir)).toBe(before);
+  });
+
+  it('shows a consistent-hash exchange with its arguments and weighted bindings', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mqlite-inspect-chx-'));
+    try {
+      {
+        await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+        await broker.exchange('orders', 'x-consistent-hash', { arguments: { 'x-hash-on': 'c' } });
+        await (await broker.queue('p0')).bind('orders', '100');
+      }
+      const run = await runCli(['inspect', dir]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        `  orders  x-consistent-hash, durable\n    arguments  {"x-hash-on":"c"}\n    → p0  routing key '100'`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   for (const version of FIXTURE_VERSIONS) {

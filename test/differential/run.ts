@@ -89,7 +89,11 @@ class Lockstep {
   async run(label: string, operation: Operation, publishNumber: number): Promise<boolean> {
     const results = await this.step(label, (d) => d.run(operation, publishNumber));
     if (operation.op === 'wait') await sleep(operation.ms);
-    if (operation.op === 'publish') this.#expires(operation.queue, operation.expiration);
+    if (operation.op === 'publish') {
+      this.#expires(operation.queue, operation.expiration);
+      // A burst the broker took longer to take than its TTL saw its first messages expire.
+      this.timeline.ended(this.#window.start, label, this.#window.end);
+    }
     const seen = await this.agreed();
     for (const [i, d] of this.all.entries()) d.trace.push(`${label} → ${results[i]} | ${seen[i]}`);
     return this.#checked(

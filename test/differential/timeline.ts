@@ -44,9 +44,11 @@ export class Timeline {
     }
   }
 
-  /** The action `what` that started at `start` has ended: did a deadline fall inside it? */
-  ended(start: number, what: string): void {
-    const end = this.elapsed();
+  /**
+   * The action `what` that started at `start` has ended (at `end`, by default now): did a
+   * deadline fall inside it?
+   */
+  ended(start: number, what: string, end = this.elapsed()): void {
     if (this.#raced === undefined && this.#deadlines.some((d) => d.from < end && d.to > start)) {
       this.#raced = `${what} took ${Math.round(end - start)} ms and met a message's deadline`;
     }

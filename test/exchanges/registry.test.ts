@@ -115,10 +115,8 @@ describe('Exchanges: declaring', () => {
       message: "PRECONDITION_FAILED - unknown exchange type 'x-no-such-type'",
     });
     expect(ex.has('x')).toBe(false);
-    expect(() => ex.declare('', 'x-delayed-message')).toThrow(/unknown exchange type/);
-    expect(() => ex.declare('', 'x-delayed-message', { passive: true })).toThrow(
-      AccessRefusedError,
-    );
+    expect(() => ex.declare('', 'x-no-such-type')).toThrow(/unknown exchange type/);
+    expect(() => ex.declare('', 'x-no-such-type', { passive: true })).toThrow(AccessRefusedError);
   });
 
   it('reserves the default exchange and new amq.* names (403)', () => {

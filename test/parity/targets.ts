@@ -105,6 +105,7 @@ export function amqpBrokerTarget(
       notImplementedClosesConnection: true,
       multipleSpansQueues: true,
       unknownExchangeTypeClosesConnection: name !== 'lavinmq',
+      quorumRules: '3.10',
     },
     async unavailable() {
       try {
@@ -146,6 +147,7 @@ export function mqliteWireTarget(): ParityTarget {
       // The server scopes delivery tags per channel, as RabbitMQ does.
       multipleSpansQueues: true,
       unknownExchangeTypeClosesConnection: false,
+      quorumRules: '4.x',
     },
     unavailable: async () => undefined,
     async open() {
@@ -262,6 +264,7 @@ export function mqliteTarget(): ParityTarget {
       notImplementedClosesConnection: false,
       multipleSpansQueues: false,
       unknownExchangeTypeClosesConnection: false,
+      quorumRules: '4.x',
     },
     unavailable: async () => undefined,
     async open() {

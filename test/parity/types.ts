@@ -79,6 +79,11 @@ export interface TargetBehaviour {
    * mqlite).
    */
   readonly unknownExchangeTypeClosesConnection: boolean;
+  /**
+   * Whose delivery limits quorum queues follow: RabbitMQ 4.x's (mqlite: 20 by default, `-1` for
+   * none) or 3.10's (no limit by default; `-1` dead-letters at the first return).
+   */
+  readonly quorumRules: '3.10' | '4.x';
 }
 
 /** What a scenario gets besides the session: throwaway names, cleanup, waits, translations. */

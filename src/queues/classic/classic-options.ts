@@ -82,6 +82,18 @@ export interface ClassicQueueInit {
   readonly onError?: ErrorHandler | undefined;
   readonly strict?: boolean | undefined;
   readonly vhost?: string | undefined;
+  /**
+   * Which deliveries to consumers carry `x-delivery-count`: every one (classic queues, default)
+   * or only redeliveries (quorum queues, as RabbitMQ writes it). A `get` always carries it.
+   */
+  readonly deliveryCountHeader?: 'always' | 'redeliveries';
+  /**
+   * How length limits count: `classic` (default): `reject-publish` refuses a publish that would
+   * pass a limit, and a requeued message counts against `drop-head`; `quorum`, as RabbitMQ's
+   * quorum queues: `reject-publish` refuses once the queue is already past a limit (so it takes
+   * one message more), and a requeued message drops nothing.
+   */
+  readonly lengthLimits?: 'classic' | 'quorum';
 }
 
 /** Metadata key of the normalized arguments a queue was declared with. */
@@ -150,7 +162,8 @@ export function classicInit(
 }
 
 /**
- * Checks that the options of a classic queue's `open()` are an object with a name and known keys.
+ * Checks that the options of a classic queue's `open()` are an object with a name, known keys
+ * and an arguments object.
  * @param extra the option keys of this kind besides the common ones.
  */
 export function checkClassicOptionKeys(
@@ -168,6 +181,12 @@ export function checkClassicOptionKeys(
   if (options.vhost !== undefined && typeof options.vhost !== 'string') {
     throw new TypeError(`${kind}.open() option vhost must be a string`);
   }
+  if (
+    options.arguments !== undefined &&
+    (typeof options.arguments !== 'object' || options.arguments === null)
+  ) {
+    throw new TypeError('queue arguments must be an object');
+  }
 }
 
 /**
@@ -180,11 +199,5 @@ export function checkClassicOptions(
   extra: readonly string[] = [],
 ): ClassicArguments {
   checkClassicOptionKeys(options, kind, extra);
-  if (
-    options.arguments !== undefined &&
-    (typeof options.arguments !== 'object' || options.arguments === null)
-  ) {
-    throw new TypeError('queue arguments must be an object');
-  }
   return parseClassicArguments(options.arguments, queueResource(options));
 }

@@ -6,8 +6,8 @@
  * dead-lettering. Where the messages live and in which order they go out is the `ReadyStore`'s
  * business; this class never looks inside it. Rules with a state or a question of their own sit
  * beside it: message TTL (`MessageTtl`), `x-expires` (`QueueExpiry`), sending dead letters
- * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, and
- * opening (`classic-options.ts`).
+ * (`DeadLetterSender`), length limits, admitting a consumer, waiting for one message, the clock
+ * read once per tick (`TickTime`), and opening (`classic-options.ts`).
  */
 
 import type { Clock } from '../../clock.js';
@@ -45,30 +45,18 @@ import { DeadLetterSender } from './dead-letter-sender.js';
 import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
 import { QueueExpiry } from './queue-expiry.js';
+import type { ClassicQueueStats } from './queue-stats.js';
 import { NO_HANDLE, type ReadyStore } from './ready-store.js';
+import { TickTime } from './tick-time.js';
 
-/** Queue statistics, named as RabbitMQ's management API names them. */
-export interface ClassicQueueStats {
-  /** Ready plus unacknowledged messages. */
-  readonly messages: number;
-  readonly messagesReady: number;
-  readonly messagesUnacknowledged: number;
-  /** Body bytes of ready plus unacknowledged messages. */
-  readonly messageBytes: number;
-  readonly messageBytesReady: number;
-  readonly messageBytesUnacknowledged: number;
-  /** Consumers that acquire messages (browsers excluded). */
-  readonly consumers: number;
-  /** Browsers: consumers that read without acquiring (a last-value queue's `browse()`). */
-  readonly browsers: number;
-}
+export type { ClassicQueueStats } from './queue-stats.js';
 
-/** Header every delivery carries: how many times it was delivered before. */
+/** The header of deliveries that says how many times the message was delivered before. */
 const DELIVERY_COUNT = 'x-delivery-count';
 
 /**
  * A classic AMQP queue over a `ReadyStore`. Concrete kinds (`Queue`, `PriorityQueue`,
- * `LastValueQueue`) provide the store and an `open()`.
+ * `LastValueQueue`, `QuorumQueue`) provide the store and an `open()`.
  */
 export class ClassicQueue implements AsyncDisposable {
   /** Queue name. */
@@ -87,6 +75,9 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #onError: ErrorHandler;
   readonly #strict: boolean;
   readonly #vhost: string;
+  readonly #countAlways: boolean;
+  /** Length limits count as a classic queue's do (see `ClassicQueueInit.lengthLimits`). */
+  readonly #classicLimits: boolean;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
 
@@ -113,8 +104,7 @@ export class ClassicQueue implements AsyncDisposable {
   #dispatchDeferred = false;
   #getChannel: Subscription<number> | undefined;
   #getNoAckChannel: Subscription<number> | undefined;
-  /** The clock's time this tick, for `#tickTime()`; NaN when not read yet. */
-  #tickNow = Number.NaN;
+  readonly #tickTime: TickTime;
   /** The last publish still waiting for its level's store to open, if any. */
   #pendingEnqueue: Promise<unknown> | undefined;
   #closed = false;
@@ -126,6 +116,7 @@ export class ClassicQueue implements AsyncDisposable {
     this.#limits = init.arguments;
     this.store = init.store;
     this.clock = init.clock;
+    this.#tickTime = new TickTime(init.clock);
     this.#storage = init.storage;
     this.#ownsStorage = init.ownsStorage;
     this.#namespace = init.namespace;
@@ -136,6 +127,8 @@ export class ClassicQueue implements AsyncDisposable {
     this.#onError = init.onError ?? warnOnError;
     this.#strict = init.strict === true;
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
+    this.#countAlways = init.deliveryCountHeader !== 'redeliveries';
+    this.#classicLimits = init.lengthLimits !== 'quorum';
     this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
@@ -150,6 +143,8 @@ export class ClassicQueue implements AsyncDisposable {
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },
       onReject: (consumer, handle, requeue) => {
+        // It rejoins the line first, as on RabbitMQ: what the reject dead-letters may come back.
+        this.#rotation.freed(consumer);
         this.#reject(handle, requeue);
         if (this.#handover.waiting) this.#handover.settled(consumer);
       },
@@ -280,7 +275,7 @@ export class ClassicQueue implements AsyncDisposable {
       const channel = noAck
         ? (this.#getNoAckChannel ??= this.#channel(true))
         : (this.#getChannel ??= this.#channel(false));
-      const message = this.#deliver(channel, handle);
+      const message = this.#deliver(channel, handle, true);
       message.messageCount = this.store.readyCount;
       return Promise.resolve(message);
     } catch (error) {
@@ -427,7 +422,8 @@ export class ClassicQueue implements AsyncDisposable {
     const store = this.store;
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
-      const reason = overLengthLimit(args, store, 1, message.body.length);
+      const counted = this.#classicLimits;
+      const reason = overLengthLimit(args, store, +counted, counted ? message.body.length : 0);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
@@ -443,7 +439,7 @@ export class ClassicQueue implements AsyncDisposable {
       }
     }
     const ttl = this.#ttl.of(message);
-    const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime() : this.clock.now();
+    const now = ttl === Number.POSITIVE_INFINITY ? this.#tickTime.now() : this.clock.now();
     const handle = store.add(message, now);
     enqueued?.();
     // Nothing else ready: it goes to a consumer with room at once, even while requeued messages
@@ -452,7 +448,7 @@ export class ClassicQueue implements AsyncDisposable {
     if (this.#consumers.length > 0) this.#dispatch(store.readyCount === 1);
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
-    if (hasLengthLimit(this.#limits)) this.#dropHeads();
+    if (args.overflow === 'drop-head' && hasLengthLimit(args)) this.#dropHeads();
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
@@ -460,23 +456,6 @@ export class ClassicQueue implements AsyncDisposable {
     }
     return store.sync();
   }
-
-  /**
-   * The clock read once per tick: the arrival time of a message that never expires is only
-   * informative, and a burst of publishes then costs one clock read, not one each.
-   */
-  #tickTime(): number {
-    let now = this.#tickNow;
-    if (Number.isNaN(now)) {
-      now = this.#tickNow = this.clock.now();
-      queueMicrotask(this.#endTick);
-    }
-    return now;
-  }
-
-  readonly #endTick = (): void => {
-    this.#tickNow = Number.NaN;
-  };
 
   /**
    * The end of a run of requeues (a multiple nack, a closing consumer): drop-head drops once
@@ -580,7 +559,8 @@ export class ClassicQueue implements AsyncDisposable {
     }
   }
 
-  #deliver(consumer: Subscription<number>, handle: number): Message {
+  /** `pulled`: by `get`, whose deliveries always carry `x-delivery-count`, as RabbitMQ's do. */
+  #deliver(consumer: Subscription<number>, handle: number, pulled = false): Message {
     const store = this.store;
     const stored = store.message(handle);
     let earlier = 0;
@@ -591,6 +571,9 @@ export class ClassicQueue implements AsyncDisposable {
     }
     // A no-ack delivery is settled as it goes out.
     if (consumer.noAck) this.#settle(handle);
+    if (earlier === 0 && !pulled && !this.#countAlways) {
+      return consumer.deliver(handle, stored, false);
+    }
     return consumer.deliver(handle, stored, earlier > 0, DELIVERY_COUNT, earlier);
   }
 
@@ -621,18 +604,37 @@ export class ClassicQueue implements AsyncDisposable {
       this.#dropOut(handle, 'delivery_limit', true);
       return;
     }
-    if (!this.store.requeue(handle)) {
+    if (this.#limits.requeueToBack === true) {
+      this.#requeued(this.#readdAtBack(handle), deliveries);
+    } else if (this.store.requeue(handle)) {
+      this.#requeued(handle, deliveries);
+    } else {
       this.#deliveries.delete(handle);
-      return;
     }
+  }
+
+  /** A message is ready again after its `deliveries`-th delivery. */
+  #requeued(handle: number, deliveries: number): void {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit, which applies before its TTL.
-    if (this.#limits.overflow === 'drop-head' && hasLengthLimit(this.#limits)) {
+    const limits = this.#limits;
+    if (this.#classicLimits && limits.overflow === 'drop-head' && hasLengthLimit(limits)) {
       if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRunSoon);
     } else {
       this.#ttl.requeued(handle);
     }
     this.#deferDispatch();
+  }
+
+  /**
+   * Returns an in-flight message to the back of the queue, with its arrival time: stored anew
+   * before its old record goes, so a crash in between keeps it (redelivered), never loses it.
+   */
+  #readdAtBack(handle: number): number {
+    const store = this.store;
+    const back = store.add(store.message(handle), store.timestamp(handle));
+    this.#settle(handle);
+    return back;
   }
 
   /** Requeued messages go out on the next macrotask, so a consumer that always requeues

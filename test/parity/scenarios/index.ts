@@ -1,8 +1,11 @@
 import type { Scenario } from '../types.js';
 import { classicScenarios } from './classic.js';
+import { consistentHashScenarios } from './consistent-hash.js';
 import { consumerScenarios } from './consumers.js';
 import { deadLetterScenarios } from './dead-letter.js';
+import { deadLetterConsumerScenarios } from './dead-letter-consumers.js';
 import { deadLetterLoopScenarios } from './dead-letter-loops.js';
+import { deduplicationScenarios } from './deduplication.js';
 import { delayedScenarios } from './delayed.js';
 import { exchangeBindingScenarios } from './exchange-bindings.js';
 import { exchangeScenarios } from './exchanges.js';
@@ -10,6 +13,7 @@ import { maxLengthScenarios } from './max-length.js';
 import { mqliteOnlyScenarios } from './mqlite-only.js';
 import { policyScenarios } from './policies.js';
 import { priorityScenarios } from './priority.js';
+import { quorumScenarios } from './quorum.js';
 import { streamScenarios } from './streams.js';
 
 /**
@@ -70,11 +74,15 @@ const all: readonly Scenario[] = [
   ...consumerScenarios,
   ...deadLetterScenarios,
   ...deadLetterLoopScenarios,
+  ...deadLetterConsumerScenarios,
   ...maxLengthScenarios,
   ...exchangeScenarios,
   ...exchangeBindingScenarios,
+  ...consistentHashScenarios,
+  ...deduplicationScenarios,
   ...streamScenarios,
   ...policyScenarios,
+  ...quorumScenarios,
   ...mqliteOnlyScenarios,
   ...delayedScenarios,
 ];

@@ -1,0 +1,215 @@
+import { expect } from 'vitest';
+import { drain, expectAmqpError, publishAll, recorder, settled } from '../helpers.js';
+import type { ParityContext, Scenario } from '../types.js';
+import { deadLettered } from './max-length.js';
+
+const QUORUM = { 'x-queue-type': 'quorum' };
+
+/** A quorum queue dead-lettering to a fresh queue through the default exchange. */
+async function withDeadLetters(ctx: ParityContext, args: Record<string, unknown>) {
+  const dlq = await ctx.queue('quorum-dlq', { durable: false });
+  const q = await ctx.queue('quorum-src', {
+    arguments: {
+      ...QUORUM,
+      ...args,
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': dlq.name,
+    },
+  });
+  return { q, dlq };
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'a quorum queue refuses auto-delete, exclusive and non-durable with 406 invalid property',
+    async run(session, ctx) {
+      const name = ctx.name('quorum-flags');
+      for (const [options, property] of [
+        [{ autoDelete: true }, 'auto-delete'],
+        [{ exclusive: true }, 'exclusive-owner'],
+        [{ durable: false }, 'non-durable'],
+      ] as const) {
+        await expectAmqpError(
+          session.queue(name, { ...options, arguments: QUORUM }),
+          406,
+          `invalid property '${property}' for queue '${name}' in vhost '/'`,
+        );
+      }
+    },
+  },
+  {
+    name: 'a quorum queue refuses x-max-priority, x-queue-mode and an unknown dead-letter strategy',
+    async run(session, ctx) {
+      const name = ctx.name('quorum-args');
+      for (const arg of ['x-max-priority', 'x-queue-mode'] as const) {
+        await expectAmqpError(
+          session.queue(name, {
+            arguments: { ...QUORUM, [arg]: arg === 'x-queue-mode' ? 'lazy' : 5 },
+          }),
+          406,
+          `invalid arg '${arg}' for queue '${name}' in vhost '/' of queue type rabbit_quorum_queue`,
+        );
+      }
+      await expectAmqpError(
+        session.queue(name, { arguments: { ...QUORUM, 'x-dead-letter-strategy': 'sometimes' } }),
+        406,
+        `invalid arg 'x-dead-letter-strategy' for queue '${name}' in vhost '/': invalid_dlx_strategy`,
+      );
+      await expectAmqpError(
+        session.queue(name, { arguments: { ...QUORUM, 'x-queue-leader-locator': 'nearest' } }),
+        406,
+        'invalid_queue_locator_arg',
+      );
+    },
+  },
+  {
+    name: 'replication arguments of a quorum queue are accepted; redeclaring it as classic or back is 406 x-queue-type',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-eq', {
+        arguments: {
+          ...QUORUM,
+          'x-quorum-initial-group-size': 3,
+          'x-queue-leader-locator': 'balanced',
+        },
+      });
+      const classic = await ctx.queue('quorum-eq-classic', {});
+      // Another connection: a session remembers the queues it declared and would not redeclare.
+      const other = await ctx.connection();
+      await expectAmqpError(
+        other.queue(q.name, {}),
+        406,
+        `inequivalent arg 'x-queue-type' for queue '${q.name}' in vhost '/': received none but current is the value 'quorum' of type 'longstr'`,
+      );
+      const again = await ctx.connection();
+      await expectAmqpError(
+        again.queue(classic.name, { arguments: QUORUM }),
+        406,
+        `inequivalent arg 'x-queue-type' for queue '${classic.name}' in vhost '/': received the value 'quorum' of type 'longstr' but current is none`,
+      );
+    },
+  },
+  {
+    name: 'a quorum queue is FIFO; basic.get, purge and declare-ok count ready messages',
+    async run(session, ctx) {
+      const q = await ctx.queue('quorum-fifo', { arguments: QUORUM });
+      await publishAll(q, ['a', 'b', 'c']);
+      const again = await session.queue(q.name, { arguments: QUORUM });
+      expect(again.name).toBe(q.name);
+      const first = await q.get({ noAck: true });
+      expect(first?.bodyString()).toBe('a');
+      await q.purge();
+      expect(await drain(q)).toEqual([]);
+    },
+  },
+  {
+    name: 'a quorum queue writes x-delivery-count on redeliveries and dead-letters past x-delivery-limit (reason delivery_limit)',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-delivery-limit': 1 });
+      await publishAll(q, ['poison']);
+      const r = await recorder(q, { prefetch: 1 }, (msg) => msg.nack(true));
+      await r.waitFor(2);
+      expect(r.received[0]?.redelivered).toBe(false);
+      expect(r.received[0]?.properties.headers?.['x-delivery-count']).toBeUndefined();
+      expect(r.received[1]?.redelivered).toBe(true);
+      expect(r.received[1]?.properties.headers?.['x-delivery-count']).toBe(1);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['poison', 'delivery_limit']]);
+      await r.cancel();
+    },
+  },
+  {
+    name: 'a quorum queue declared without x-delivery-limit has 20 on mqlite (RabbitMQ 4.x), none on RabbitMQ 3.10',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, {});
+      await publishAll(q, ['poison']);
+      const limit = ctx.behaviour.quorumRules === '3.10' ? undefined : 20;
+      const returns = (limit ?? 20) + 1;
+      for (let i = 0; i < returns; i++) {
+        const msg = await q.get({ noAck: false });
+        expect(msg?.bodyString()).toBe('poison');
+        await msg?.nack(true);
+        if (msg) await settled(msg);
+      }
+      if (limit === undefined) {
+        expect(await drain(q)).toEqual(['poison']);
+      } else {
+        expect(await deadLettered(ctx, dlq, 1)).toEqual([['poison', 'delivery_limit']]);
+        expect(await drain(q)).toEqual([]);
+      }
+    },
+  },
+  {
+    name: 'x-delivery-limit -1 means no limit on mqlite, as on RabbitMQ 4.x (3.10 dead-letters at the first return)',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-delivery-limit': -1 });
+      await publishAll(q, ['a']);
+      const msg = await q.get({ noAck: false });
+      await msg?.nack(true);
+      if (msg) await settled(msg);
+      if (ctx.behaviour.quorumRules === '3.10') {
+        expect(await deadLettered(ctx, dlq, 1)).toEqual([['a', 'delivery_limit']]);
+        return;
+      }
+      for (let i = 0; i < 3; i++) {
+        const again = await q.get({ noAck: false });
+        await again?.nack(true);
+      }
+      expect(await drain(q)).toEqual(['a']);
+      expect(await drain(dlq)).toEqual([]);
+    },
+  },
+  {
+    name: 'a quorum queue applies x-max-length with drop-head (dead-lettering maxlen), and reject-publish once past the limit',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-max-length': 2 });
+      await publishAll(q, ['a', 'b', 'c']);
+      expect(await drain(q)).toEqual(['b', 'c']);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['a', 'maxlen']]);
+      const full = await ctx.queue('quorum-reject', {
+        arguments: { ...QUORUM, 'x-max-length': 1, 'x-overflow': 'reject-publish' },
+      });
+      // A publish is refused once the queue is past its limit: it takes one message more.
+      await publishAll(full, ['x', 'y']);
+      await expect(full.publish('z')).rejects.toThrow();
+      expect(await drain(full)).toEqual(['x', 'y']);
+    },
+  },
+  {
+    name: 'a quorum queue expires messages by x-message-ttl and per-message expiration, dead-lettering expired',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-message-ttl': 100 });
+      await publishAll(q, ['old']);
+      await q.publish('short', { expiration: '50' });
+      await ctx.elapse(300);
+      expect(await drain(q)).toEqual([]);
+      const dead = await deadLettered(ctx, dlq, 2);
+      expect(dead.map(([, reason]) => reason)).toEqual(['expired', 'expired']);
+    },
+  },
+  {
+    name: 'a quorum queue with x-single-active-consumer delivers to the first consumer only and refuses basic.get with 405',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-sac', {
+        arguments: { ...QUORUM, 'x-single-active-consumer': true },
+      });
+      const first = await recorder(q, { prefetch: 10 });
+      const second = await recorder(q, { prefetch: 10 });
+      await publishAll(q, ['a', 'b', 'c']);
+      await first.waitFor(3);
+      expect(first.bodies()).toEqual(['a', 'b', 'c']);
+      expect(second.received).toEqual([]);
+      await first.cancel();
+      await second.cancel();
+      await expectAmqpError(
+        q.get(),
+        405,
+        `RESOURCE_LOCKED - cannot obtain access to locked queue '${q.name}' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer`,
+      );
+    },
+  },
+];
+
+/** LavinMQ 2.9.1 takes `x-queue-type: quorum` for a classic queue: none of these hold there. */
+export const quorumScenarios: Scenario[] = scenarios.map((scenario) => ({
+  ...scenario,
+  differsOn: { lavinmq: 'has no quorum queues (declares a classic queue)' },
+}));
