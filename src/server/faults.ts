@@ -45,7 +45,10 @@ export class ServerFaults {
   #refusals = 0;
   #refusal: Refusal = 'reset';
 
-  /** The connections of the server now listening (a restarted one replaces the last). */
+  /**
+   * The connections of the server now listening (a restarted one replaces the last).
+   * @internal
+   */
   attach(connections: ReadonlySet<AmqpConnection>): void {
     this.#connections = connections;
   }
