@@ -5,9 +5,9 @@
  * on a manual clock, so the dead letter's `x-death` time is the same at every run.
  */
 import amqplib from 'amqplib';
-import { Broker } from '../src/index.js';
-import { listen } from '../src/server/index.js';
-import { ManualClock } from '../src/testing/index.js';
+import { Broker } from 'mqlite';
+import { listen } from 'mqlite/server';
+import { ManualClock } from 'mqlite/testing';
 
 /** The application module: a worker that processes orders, as it runs in production. */
 async function orderWorker(url: string, log: (line: string) => void) {

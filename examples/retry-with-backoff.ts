@@ -5,9 +5,9 @@
  * serves an in-process broker on a manual clock, so the minutes of backoff take no time.
  */
 import amqplib from 'amqplib';
-import { Broker } from '../src/index.js';
-import { listen } from '../src/server/index.js';
-import { ManualClock } from '../src/testing/index.js';
+import { Broker } from 'mqlite';
+import { listen } from 'mqlite/server';
+import { ManualClock } from 'mqlite/testing';
 
 const MAX_ATTEMPTS = 5;
 const FIRST_DELAY_MS = 1_000;
