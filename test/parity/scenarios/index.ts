@@ -66,6 +66,21 @@ const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
     'requeue and length limits',
   'a multiple reject on a priority queue dead-letters the highest priority first':
     'dead-letter order',
+  'messages of a priority queue that expire at the same moment are dead-lettered highest priority first':
+    'dead-letter order',
+  'a nack requeues into a loop of full queues: the head goes round once, to the consumer that has room':
+    'requeue and length limits',
+  "a closing connection's requeue into a loop of full queues drops m7 into the full queue once":
+    'requeue and length limits',
+  'a requeue into a loop of three full queues pushes one head out of each':
+    'requeue and length limits',
+  'an expired message requeued into a full queue is dead-lettered by the limit, not its TTL (reason maxlen; maxlenbytes on mqlite for the byte limit)':
+    'requeue and length limits',
+  'a message published right after a requeue to an empty queue goes to the consumer with room, whatever the limit':
+    'requeue and length limits',
+  // Run there, it leaves the broker spinning a core for good and every later scenario times out.
+  'a consumer freed by a reject rejoins the line before what the reject dead-letters comes back':
+    'dead-letters round a loop of full queues without end once reject-publish-dlx refuses',
 };
 
 const all: readonly Scenario[] = [
