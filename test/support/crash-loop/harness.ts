@@ -50,6 +50,8 @@ export interface CrashLoopOptions {
 
 export interface CrashLoopResult {
   kills: number;
+  /** Kills timed from the worker's spawn rather than from its first resolved publish. */
+  earlyKills: number;
   /** Resolved publishes checked after a kill (each once, at the first check after it). */
   resolvedChecked: number;
   losses: number;
@@ -134,6 +136,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
   const ledger = new Ledger();
   const result: CrashLoopResult = {
     kills: 0,
+    earlyKills: 0,
     resolvedChecked: 0,
     losses: 0,
     corrupt: 0,
@@ -147,10 +150,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     const delay = rand() * (early ? 300 : (options.maxDelayMs ?? 80));
     const stderr = await runAndKill(worker, options, run, early, delay, ledger);
     result.kills++;
+    if (early) result.earlyKills++;
     if (ledger.structural) result.structuralKills++;
     ledger.structural = false;
     const context = `seed ${options.seed}, policy ${options.policy}, run ${run} (kill ${
-      early ? 'after spawn' : 'after ready'
+      early ? 'after spawn' : 'after the first resolved publish'
     } +${delay.toFixed(1)} ms)`;
     const violations = await check(options.dir, ledger, result);
     if (violations.length > 0) {
@@ -181,6 +185,7 @@ function runAndKill(
     let pending = '';
     let stderr = '';
     let timer: NodeJS.Timeout | undefined;
+    let ready = false;
     const kill = () => {
       timer = setTimeout(() => child.kill('SIGKILL'), delay);
     };
@@ -192,8 +197,13 @@ function runAndKill(
       pending = lines.pop()!;
       for (const line of lines) {
         if (line === 'R') {
-          if (!timer) kill();
-        } else ledger.apply(line);
+          ready = true;
+          continue;
+        }
+        ledger.apply(line);
+        // Timed from the first resolved publish, not from 'R': on a loaded machine a kill timed
+        // from 'R' can come before anything resolved, and the run then checks nothing.
+        if (ready && !timer && line.startsWith('P ')) kill();
       }
     });
     child.stderr!.setEncoding('utf8');
