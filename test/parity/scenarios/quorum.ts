@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { drain, expectAmqpError, publishAll, recorder, settled } from '../helpers.js';
 import type { ParityContext, Scenario } from '../types.js';
 import { deadLettered } from './max-length.js';
+import { publishWithPriorities } from './priority.js';
 
 const QUORUM = { 'x-queue-type': 'quorum' };
 
@@ -203,6 +204,42 @@ const scenarios: Scenario[] = [
         q.get(),
         405,
         `RESOURCE_LOCKED - cannot obtain access to locked queue '${q.name}' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer`,
+      );
+    },
+  },
+  {
+    name: 'a quorum queue delivers returned messages first, in the order they came back',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-returns', {
+        arguments: { ...QUORUM, 'x-delivery-limit': 10 },
+      });
+      await publishAll(q, ['a', 'b', 'c', 'd']);
+      const a = await q.get({ noAck: false });
+      const b = await q.get({ noAck: false });
+      await b?.nack(true);
+      if (b) await settled(b);
+      await a?.nack(true);
+      if (a) await settled(a);
+      expect(await drain(q)).toEqual(['b', 'a', 'c', 'd']);
+    },
+  },
+  {
+    name: 'a quorum queue serves priorities above 4 and normal ones 2:1 on mqlite (RabbitMQ 4.x); RabbitMQ 3.10 ignores priorities',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-prio', { arguments: QUORUM });
+      await publishWithPriorities(q, [
+        ['n1', undefined],
+        ['n2', 4],
+        ['h1', 5],
+        ['h2', 9],
+        ['h3', 6],
+        ['n3', 0],
+      ]);
+      await ctx.elapse(0);
+      expect(await drain(q)).toEqual(
+        ctx.behaviour.quorumRules === '3.10'
+          ? ['n1', 'n2', 'h1', 'h2', 'h3', 'n3']
+          : ['h1', 'h2', 'n1', 'h3', 'n2', 'n3'],
       );
     },
   },
