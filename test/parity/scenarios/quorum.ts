@@ -243,6 +243,36 @@ const scenarios: Scenario[] = [
       );
     },
   },
+  {
+    name: 'at-least-once dead-lettering keeps a dead letter no queue takes in the source, counted against x-max-length',
+    async run(_session, ctx) {
+      const AT_LEAST_ONCE = {
+        ...QUORUM,
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+        'x-max-length': 1,
+      };
+      // Confirmed by its target: it leaves the source, which takes publishes again.
+      const { q, dlq } = await withDeadLetters(ctx, AT_LEAST_ONCE);
+      await publishAll(q, ['a']);
+      const a = await q.get({ noAck: false });
+      await a?.reject(false);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['a', 'rejected']]);
+      await publishAll(q, ['b', 'c']);
+      expect(await drain(q)).toEqual(['b', 'c']);
+      // Its dead-letter exchange does not exist: it stays, and fills the one place.
+      const held = await ctx.queue('quorum-alo', {
+        arguments: { ...AT_LEAST_ONCE, 'x-dead-letter-exchange': ctx.name('alo-missing') },
+      });
+      await publishAll(held, ['x']);
+      const x = await held.get({ noAck: false });
+      await x?.reject(false);
+      if (x) await settled(x);
+      await publishAll(held, ['y']);
+      await expect(held.publish('z')).rejects.toThrow();
+      expect(await drain(held)).toEqual(['y']);
+    },
+  },
 ];
 
 /** LavinMQ 2.9.1 takes `x-queue-type: quorum` for a classic queue: none of these hold there. */
