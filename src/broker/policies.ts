@@ -76,7 +76,8 @@ const KEYS: Readonly<Record<PolicyKey, readonly [Check, string]>> = {
   ],
   'dead-letter-exchange': [isString, 'dead letter exchange name'],
   'dead-letter-routing-key': [isString, 'dead letter routing key'],
-  'delivery-limit': [atLeast(0), 'delivery limit'],
+  // -1 (any negative) is no limit, as RabbitMQ 4 takes it (3.10 refuses it).
+  'delivery-limit': [atLeast(Number.MIN_SAFE_INTEGER), 'delivery limit'],
   'dead-letter-strategy': [
     (v) => v === 'at-most-once' || v === 'at-least-once',
     'dead letter strategy',
@@ -175,7 +176,7 @@ export class Policies {
  * The queue arguments in force under a policy: each queue key of the policy as its `x-`
  * argument, the lower of the two for limits (`x-message-ttl`, `x-expires`, `x-max-length`,
  * `x-max-length-bytes`, `x-delivery-limit`, `x-max-age`) and the declared argument otherwise, as
- * RabbitMQ resolves them.
+ * RabbitMQ resolves them (a negative delivery limit is none: any limit wins over it).
  */
 export function effectiveArguments(
   declared: Readonly<FieldTable>,
@@ -202,6 +203,10 @@ function outranks(policy: Policy, than: Policy): boolean {
 }
 
 function lower(key: string, value: string | number, given: FieldValue): boolean {
+  // A negative delivery limit is none: a limit of either side wins over it, as in RabbitMQ 4.
+  if (key === 'delivery-limit' && (Number(value) < 0 || Number(given) < 0)) {
+    return Number(given) < 0 && Number(value) >= 0;
+  }
   if (key === 'max-age') {
     try {
       return maxAgeExpiry(parseMaxAge(value), 0) < maxAgeExpiry(parseMaxAge(given), 0);
