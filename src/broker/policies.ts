@@ -27,10 +27,11 @@ export type PolicyKey =
   | 'dead-letter-strategy'
   | 'max-age'
   | 'alternate-exchange'
+  | 'delayed-message'
   | 'queue-mode';
 
 /** A policy's settings: policy keys to their values. */
-export type PolicyDefinition = { readonly [K in PolicyKey]?: string | number };
+export type PolicyDefinition = { readonly [K in PolicyKey]?: string | number | boolean };
 
 /** Options of `broker.setPolicy()`. */
 export interface PolicyOptions {
@@ -84,11 +85,13 @@ const KEYS: Readonly<Record<PolicyKey, readonly [Check, string]>> = {
   ],
   'max-age': [(v) => isMaxAge(v), 'max age'],
   'alternate-exchange': [isString, 'alternate exchange name'],
+  // LavinMQ's: its HTTP API takes the string, its definitions files the boolean.
+  'delayed-message': [(v) => v === true || v === false || v === 'true' || v === 'false', 'value'],
   'queue-mode': [(v) => v === 'default' || v === 'lazy', 'queue-mode value'],
 };
 
 /** Keys that act on exchanges; every other key acts on queues. */
-const EXCHANGE_KEYS: ReadonlySet<string> = new Set(['alternate-exchange']);
+const EXCHANGE_KEYS: ReadonlySet<string> = new Set(['alternate-exchange', 'delayed-message']);
 /** Keys accepted and ignored: mqlite keeps every message in one place whatever the mode. */
 const IGNORED_KEYS: ReadonlySet<string> = new Set(['queue-mode']);
 /** Keys where a declared argument and a policy both count and the lower wins, as in RabbitMQ. */
@@ -202,7 +205,7 @@ function outranks(policy: Policy, than: Policy): boolean {
   return policy.name < than.name;
 }
 
-function lower(key: string, value: string | number, given: FieldValue): boolean {
+function lower(key: string, value: string | number | boolean, given: FieldValue): boolean {
   // A negative delivery limit is none: a limit of either side wins over it, as in RabbitMQ 4.
   if (key === 'delivery-limit' && (Number(value) < 0 || Number(given) < 0)) {
     return Number(given) < 0 && Number(value) >= 0;
@@ -270,11 +273,11 @@ export function checkPolicy(
     const listed = unknown.map(([k, v]) => `${JSON.stringify(k)}: ${show(v)}`).join(', ');
     throw invalid(`{${listed}} are not recognised policy settings`);
   }
-  const checked: Record<string, string | number> = emptyTable();
+  const checked: Record<string, string | number | boolean> = emptyTable();
   for (const [key, value] of entries) {
     const [check, what] = KEYS[key as PolicyKey];
     if (!check(value)) throw invalid(`${show(value)} is not a valid ${what}`);
-    checked[key] = value as string | number;
+    checked[key] = value as string | number | boolean;
   }
   return {
     name,
@@ -292,4 +295,10 @@ function invalid(why: string): PreconditionFailedError {
 
 function show(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value);
+}
+
+/** Whether a policy makes an exchange delayed (LavinMQ's `delayed-message: true`). */
+export function delaysMessages(policy: Policy | undefined): boolean {
+  const value = policy?.definition['delayed-message'];
+  return value === true || value === 'true';
 }
