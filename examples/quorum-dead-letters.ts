@@ -28,7 +28,8 @@ async function orders(url: string) {
     /** Publishes an order; resolves with whether the broker took it. */
     async submit(order: string, priority?: number) {
       return new Promise<boolean>((resolve) => {
-        channel.sendToQueue('orders', Buffer.from(order), { priority }, (error) => resolve(!error));
+        const options = priority === undefined ? {} : { priority };
+        channel.sendToQueue('orders', Buffer.from(order), options, (error) => resolve(!error));
       });
     },
     /** Takes the next order: `fail` rejects it (dead-lettered), otherwise it is acked. */
