@@ -273,6 +273,17 @@ const scenarios: Scenario[] = [
       expect(await drain(held)).toEqual(['y']);
     },
   },
+  {
+    name: 'a quorum queue refuses an if-unused delete with 540 (RabbitMQ then closes the connection)',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-del', { arguments: QUORUM });
+      await expectAmqpError(
+        q.delete({ ifUnused: true }),
+        540,
+        `NOT_IMPLEMENTED - cannot delete queue '${q.name}' in vhost '/'. queue.delete operations with if-unused flag set are not supported by quorum queues`,
+      );
+    },
+  },
 ];
 
 /** LavinMQ 2.9.1 takes `x-queue-type: quorum` for a classic queue: none of these hold there. */
