@@ -100,7 +100,7 @@ export type {
 export type { ClassicArguments, OverflowMode } from './queues/arguments.js';
 export type { ClassicQueueOptions } from './queues/classic/classic-options.js';
 export { ClassicQueue, type ClassicQueueStats } from './queues/classic/classic-queue.js';
-export type { DeadLetterRouter } from './queues/classic/dead-letter.js';
+export type { DeadLetterConfirms, DeadLetterRouter } from './queues/classic/dead-letter.js';
 export {
   type ConsumerCallback,
   type SubscribeParams,

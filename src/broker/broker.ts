@@ -36,7 +36,7 @@ import {
 } from './exchange-handle.js';
 import { ExchangeShortcuts } from './exchange-shortcuts.js';
 import { OpenQueues } from './open-queues.js';
-import { Policies, type Policy, type PolicyOptions } from './policies.js';
+import { delaysMessages, Policies, type Policy, type PolicyOptions } from './policies.js';
 import { Publisher } from './publisher.js';
 import {
   asDeclared,
@@ -154,7 +154,10 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     );
     const exchanges = Exchanges.fromJSON(registry.loadExchanges(), {
       vhost,
-      alternateExchange: (name) => policies.forExchange(name)?.definition['alternate-exchange'],
+      // A string: the policy's check saw to it.
+      alternateExchange: (name) =>
+        policies.forExchange(name)?.definition['alternate-exchange'] as string | undefined,
+      delayedByPolicy: (name) => delaysMessages(policies.forExchange(name)),
       hasDestination: (queue) => this.#queues.has(queue) || damaged.has(queue),
       onChange: (exchange) => {
         registry.saveExchange(exchange, exchanges.exchangeToJSON(exchange));
@@ -530,6 +533,8 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     } catch (error) {
       return Promise.reject(error);
     }
+    // An exchange a policy makes delayed (or no longer) gets (or keeps) its store.
+    for (const { name } of this.#context.exchanges.list()) this.#delayed.changed(name);
     return this.#queues.applyPolicies();
   }
 

@@ -8,7 +8,12 @@
  */
 import { MqliteError, QueueFullError } from '../errors.js';
 import type { MessageProperties, StoredMessage } from '../message/types.js';
-import { type DeadLetterRouter, isDeadLetterCycle } from '../queues/classic/dead-letter.js';
+import {
+  type DeadLetterConfirms,
+  type DeadLetterRouter,
+  isDeadLetterCycle,
+  UnconfirmedDeadLetter,
+} from '../queues/classic/dead-letter.js';
 
 /** A queue that accepts a message already normalized (the same copy goes to every target). */
 export interface MessageTarget {
@@ -35,7 +40,10 @@ export function createDeadLetterRouter(
   lookup: (queue: string) => MessageTarget | undefined,
   held: () => Promise<void> | undefined = () => undefined,
 ): DeadLetterRouter {
-  const deliver = (message: StoredMessage): Promise<void> | undefined => {
+  const deliver = (
+    message: StoredMessage,
+    confirms: DeadLetterConfirms | undefined,
+  ): Promise<void> | undefined => {
     let pending: Promise<void>[] | undefined;
     let names: Iterable<string>;
     try {
@@ -43,21 +51,39 @@ export function createDeadLetterRouter(
     } catch (error) {
       // An exchange that refuses the message (a consistent-hash header that is no string) routes
       // it nowhere: dropped, as a dead letter that reaches no queue.
-      if (error instanceof MqliteError) return undefined;
+      if (error instanceof MqliteError) return unconfirmed(confirms, 'routes nowhere');
       throw error;
     }
+    let routed = false;
     for (const name of names) {
+      routed = true;
       if (isDeadLetterCycle(message, name)) continue;
+      if (confirms?.confirmed.has(name)) continue;
       const target = lookup(name);
       if (!target) continue;
-      (pending ??= []).push(target.publishMessage(message).catch(dropWhenFull));
+      const stored = target.publishMessage(message);
+      (pending ??= []).push(
+        confirms === undefined
+          ? stored.catch(dropWhenFull)
+          : stored.then(() => {
+              confirms.confirmed.add(name);
+            }),
+      );
     }
+    if (!routed) return unconfirmed(confirms, 'routes to no queue');
     return pending && Promise.all(pending).then(ignore);
   };
-  return (message) => {
+  return (message, confirms) => {
     const opening = held();
-    return opening === undefined ? deliver(message) : opening.then(() => deliver(message));
+    return opening === undefined
+      ? deliver(message, confirms)
+      : opening.then(() => deliver(message, confirms));
   };
+}
+
+/** Nothing more to do for an at-most-once dead letter; an at-least-once one is tried again. */
+function unconfirmed(confirms: DeadLetterConfirms | undefined, why: string) {
+  return confirms && Promise.reject(new UnconfirmedDeadLetter(`dead letter ${why}`));
 }
 
 /** A full target (`x-overflow: reject-publish`) drops the dead letter, as RabbitMQ does. */

@@ -76,12 +76,17 @@ export class DelayedMessages {
     this.#arm();
   }
 
-  /** Follows a change of an exchange: a new delayed one gets a store, one gone loses its own. */
+  /**
+   * Follows a change of an exchange or of the policies: a new delayed one gets a store, one gone
+   * loses its own. One a policy no longer delays keeps its store until it is deleted: what it
+   * holds is routed when due.
+   */
   changed(name: string): void {
-    const delayed = this.#context.exchanges.isDelayed(name);
+    const exchanges = this.#context.exchanges;
+    const delayed = exchanges.isDelayed(name);
     const entry = this.#entries.get(name);
     if (delayed && entry === undefined) this.#open(name);
-    else if (!delayed && entry !== undefined) this.#drop(name, entry);
+    else if (!delayed && entry !== undefined && !exchanges.has(name)) this.#drop(name, entry);
   }
 
   /** Resolves once the store of a delayed exchange is open (rejects when it cannot be). */

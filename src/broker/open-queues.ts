@@ -11,6 +11,7 @@ import {
   assertOpen,
   ClosedError,
   NotFoundError,
+  NotImplementedError,
   PreconditionFailedError,
   ResourceLockedError,
   resourceName,
@@ -19,6 +20,7 @@ import { deduplicationOptions } from '../exchanges/deduplication.js';
 import type { MessageProperties, PublishBody } from '../message/types.js';
 import type { DeadLetterRouter } from '../queues/classic/dead-letter.js';
 import type { Subscription } from '../queues/consumer.js';
+import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import { refuseUnknownArguments } from '../queues/unknown-names.js';
 import type { BrokerContext } from './broker-context.js';
 import { createDeadLetterRouter } from './dead-letter.js';
@@ -391,6 +393,9 @@ export class OpenQueues {
       }
       const entry = this.#entries.get(name);
       if (!entry) return 0;
+      if (entry.queue instanceof QuorumQueue) {
+        checkQuorumDelete(this.#queueText(name), options);
+      }
       const stats = queueStats(entry.queue);
       if (options.ifUnused && stats.consumers > 0) {
         throw new PreconditionFailedError(`${this.#queueText(name)} in use`);
@@ -463,4 +468,16 @@ export class OpenQueues {
 /** A redeclare or passive declare counts as use: it restarts a classic queue's `x-expires`. */
 function touch(queue: AnyQueue): void {
   if ('touch' in queue) queue.touch();
+}
+
+/**
+ * A quorum queue refuses if-unused and if-empty deletes, as RabbitMQ's do (3.10 and 4.x).
+ * @throws NotImplementedError (540) in RabbitMQ's words.
+ */
+function checkQuorumDelete(queue: string, options: DeleteQueueOptions): void {
+  const flag = options.ifUnused ? 'if-unused' : options.ifEmpty ? 'if-empty' : undefined;
+  if (flag === undefined) return;
+  throw new NotImplementedError(
+    `cannot delete ${queue}. queue.delete operations with ${flag} flag set are not supported by quorum queues`,
+  );
 }

@@ -27,10 +27,11 @@ export type PolicyKey =
   | 'dead-letter-strategy'
   | 'max-age'
   | 'alternate-exchange'
+  | 'delayed-message'
   | 'queue-mode';
 
 /** A policy's settings: policy keys to their values. */
-export type PolicyDefinition = { readonly [K in PolicyKey]?: string | number };
+export type PolicyDefinition = { readonly [K in PolicyKey]?: string | number | boolean };
 
 /** Options of `broker.setPolicy()`. */
 export interface PolicyOptions {
@@ -76,18 +77,21 @@ const KEYS: Readonly<Record<PolicyKey, readonly [Check, string]>> = {
   ],
   'dead-letter-exchange': [isString, 'dead letter exchange name'],
   'dead-letter-routing-key': [isString, 'dead letter routing key'],
-  'delivery-limit': [atLeast(0), 'delivery limit'],
+  // -1 (any negative) is no limit, as RabbitMQ 4 takes it (3.10 refuses it).
+  'delivery-limit': [atLeast(Number.MIN_SAFE_INTEGER), 'delivery limit'],
   'dead-letter-strategy': [
     (v) => v === 'at-most-once' || v === 'at-least-once',
     'dead letter strategy',
   ],
   'max-age': [(v) => isMaxAge(v), 'max age'],
   'alternate-exchange': [isString, 'alternate exchange name'],
+  // LavinMQ's: its HTTP API takes the string, its definitions files the boolean.
+  'delayed-message': [(v) => v === true || v === false || v === 'true' || v === 'false', 'value'],
   'queue-mode': [(v) => v === 'default' || v === 'lazy', 'queue-mode value'],
 };
 
 /** Keys that act on exchanges; every other key acts on queues. */
-const EXCHANGE_KEYS: ReadonlySet<string> = new Set(['alternate-exchange']);
+const EXCHANGE_KEYS: ReadonlySet<string> = new Set(['alternate-exchange', 'delayed-message']);
 /** Keys accepted and ignored: mqlite keeps every message in one place whatever the mode. */
 const IGNORED_KEYS: ReadonlySet<string> = new Set(['queue-mode']);
 /** Keys where a declared argument and a policy both count and the lower wins, as in RabbitMQ. */
@@ -175,7 +179,7 @@ export class Policies {
  * The queue arguments in force under a policy: each queue key of the policy as its `x-`
  * argument, the lower of the two for limits (`x-message-ttl`, `x-expires`, `x-max-length`,
  * `x-max-length-bytes`, `x-delivery-limit`, `x-max-age`) and the declared argument otherwise, as
- * RabbitMQ resolves them.
+ * RabbitMQ resolves them (a negative delivery limit is none: any limit wins over it).
  */
 export function effectiveArguments(
   declared: Readonly<FieldTable>,
@@ -201,7 +205,11 @@ function outranks(policy: Policy, than: Policy): boolean {
   return policy.name < than.name;
 }
 
-function lower(key: string, value: string | number, given: FieldValue): boolean {
+function lower(key: string, value: string | number | boolean, given: FieldValue): boolean {
+  // A negative delivery limit is none: a limit of either side wins over it, as in RabbitMQ 4.
+  if (key === 'delivery-limit' && (Number(value) < 0 || Number(given) < 0)) {
+    return Number(given) < 0 && Number(value) >= 0;
+  }
   if (key === 'max-age') {
     try {
       return maxAgeExpiry(parseMaxAge(value), 0) < maxAgeExpiry(parseMaxAge(given), 0);
@@ -265,11 +273,11 @@ export function checkPolicy(
     const listed = unknown.map(([k, v]) => `${JSON.stringify(k)}: ${show(v)}`).join(', ');
     throw invalid(`{${listed}} are not recognised policy settings`);
   }
-  const checked: Record<string, string | number> = emptyTable();
+  const checked: Record<string, string | number | boolean> = emptyTable();
   for (const [key, value] of entries) {
     const [check, what] = KEYS[key as PolicyKey];
     if (!check(value)) throw invalid(`${show(value)} is not a valid ${what}`);
-    checked[key] = value as string | number;
+    checked[key] = value as string | number | boolean;
   }
   return {
     name,
@@ -287,4 +295,10 @@ function invalid(why: string): PreconditionFailedError {
 
 function show(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value);
+}
+
+/** Whether a policy makes an exchange delayed (LavinMQ's `delayed-message: true`). */
+export function delaysMessages(policy: Policy | undefined): boolean {
+  const value = policy?.definition['delayed-message'];
+  return value === true || value === 'true';
 }

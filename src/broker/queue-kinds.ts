@@ -177,8 +177,19 @@ const QUORUM_POLICY_KEYS: ReadonlySet<string> = new Set([
 function applyClassic(queue: AnyQueue, args: Readonly<FieldTable>, vhost: string): Promise<void> {
   const classic = queue as Exclude<AnyQueue, StreamQueue>;
   return classic.applyLimits(
-    parseClassicArguments(args, queueResource({ name: classic.name, vhost })),
+    parseClassicArguments(withoutNoLimit(args), queueResource({ name: classic.name, vhost })),
   );
+}
+
+/**
+ * The arguments without a negative `x-delivery-limit` (a policy's "none", RabbitMQ 4's `-1`):
+ * a classic queue has no default limit for it to lift.
+ */
+function withoutNoLimit(args: Readonly<FieldTable>): Readonly<FieldTable> {
+  const limit = args['x-delivery-limit'];
+  if (!(typeof limit === 'number' && limit < 0)) return args;
+  const { 'x-delivery-limit': _none, ...rest } = args;
+  return rest;
 }
 
 /**
@@ -252,7 +263,8 @@ export const KINDS: Readonly<Record<QueueKind, Kind>> = {
     // The declaration's arguments chose this kind: they declare a last-value queue.
     applyArguments: (queue, args, vhost) =>
       (queue as LastValueQueue).applyLimits(
-        parseLvqDeclaration(args, queueResource({ name: queue.name, vhost }))!.classic,
+        parseLvqDeclaration(withoutNoLimit(args), queueResource({ name: queue.name, vhost }))!
+          .classic,
       ),
   },
   quorum: {

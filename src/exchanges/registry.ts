@@ -47,6 +47,8 @@ export interface ExchangesOptions {
    * (the argument wins, as in RabbitMQ).
    */
   alternateExchange?: (exchange: string) => string | number | undefined;
+  /** Whether a policy makes an exchange delayed, whatever its declaration (LavinMQ's policy). */
+  delayedByPolicy?: (exchange: string) => boolean;
 }
 
 /**
@@ -62,6 +64,7 @@ export interface ExchangesOptions {
 export class Exchanges {
   readonly #errors: ExchangeErrors;
   readonly #onChange: ((exchange: string) => void) | undefined;
+  readonly #delayedByPolicy: (exchange: string) => boolean;
   readonly #exchanges = new Map<string, ExchangeState>();
   readonly #bindings = new BindingIndex();
   readonly #routing: Routing;
@@ -70,6 +73,7 @@ export class Exchanges {
   constructor(options: ExchangesOptions = {}) {
     this.#errors = new ExchangeErrors(options.vhost ?? DEFAULT_VHOST);
     this.#onChange = options.onChange;
+    this.#delayedByPolicy = options.delayedByPolicy ?? (() => false);
     this.#routing = new Routing(
       this.#exchanges,
       options.hasDestination ?? (() => true),
@@ -171,9 +175,13 @@ export class Exchanges {
     return state && info(state);
   }
 
-  /** Whether the exchange of that name is a delayed one (see `delayed.ts`). */
+  /** Whether the exchange of that name is a delayed one, by declaration or policy (`delayed.ts`). */
   isDelayed(name: string): boolean {
-    return this.#exchanges.get(name)?.delayed === true;
+    const state = this.#exchanges.get(name);
+    if (state === undefined) return false;
+    // The default exchange and amq.* are never delayed.
+    if (state.delayed) return true;
+    return name !== DEFAULT_EXCHANGE && !name.startsWith('amq.') && this.#delayedByPolicy(name);
   }
 
   /** Whether an exchange of that name exists. */

@@ -14,6 +14,7 @@ import {
 } from './classic/classic-options.js';
 import { ClassicQueue } from './classic/classic-queue.js';
 import { LevelStore } from './classic/level-store.js';
+import type { ReadyStore } from './classic/ready-store.js';
 
 /** Options of `PriorityQueue.open()`. */
 export interface PriorityQueueOptions extends ClassicQueueOptions {
@@ -24,6 +25,14 @@ export interface PriorityQueueOptions extends ClassicQueueOptions {
   readonly maxPriority?: number;
 }
 
+/** How a queue kind orders the levels of its `LevelStore`, when not by priority alone. */
+export interface LevelOrder {
+  /** The level of a message priority. */
+  readonly levelOf: (priority: number) => number;
+  /** The store the queue runs on, over the level store. */
+  readonly wrap: (levels: LevelStore) => ReadyStore;
+}
+
 /** Opens a `ClassicQueue` kind over a `LevelStore` of `maxLevel + 1` levels. */
 export async function openLevelQueue<Q extends ClassicQueue>(
   options: ClassicQueueOptions,
@@ -31,14 +40,17 @@ export async function openLevelQueue<Q extends ClassicQueue>(
   maxLevel: number,
   make: (init: ClassicQueueInit) => Q,
   known?: readonly string[],
+  order?: LevelOrder,
 ): Promise<Q> {
   const opened = await openClassicNamespace(options, declared, known);
   try {
-    const store = await LevelStore.open(opened.namespace, {
+    const levels = await LevelStore.open(opened.namespace, {
       maxLevel,
       codec: messageCodec,
       persistent: opened.storage.supports.persistent,
+      ...(order && { levelOf: order.levelOf }),
     });
+    const store = order === undefined ? levels : order.wrap(levels);
     return make(classicInit(options, opened, store));
   } catch (error) {
     if (opened.ownsStorage) await opened.storage.close();

@@ -288,3 +288,39 @@ describe('a delayed exchange in definitions', () => {
     expect(queue.messageCount).toBe(1);
   });
 });
+
+describe('the delayed-message policy (LavinMQ)', () => {
+  it('makes a matching exchange delayed; once cleared, new messages go at once and held ones when due', async () => {
+    const clock = new ManualClock();
+    await using broker = await Broker.open({ clock });
+    const exchange = await broker.exchange('plain', 'direct');
+    const queue = await broker.queue('jobs');
+    await queue.bind('plain', 'k');
+    await broker.setPolicy('delay', {
+      pattern: '^plain$',
+      applyTo: 'exchanges',
+      definition: { 'delayed-message': true },
+    });
+    await exchange.publish('held', { routingKey: 'k', headers: { 'x-delay': HOUR } });
+    expect(queue.messageCount).toBe(0);
+    expect(broker.exchanges().find((x) => x.name === 'plain')?.delayed?.messages).toBe(1);
+    await broker.clearPolicy('delay');
+    await exchange.publish('now', { routingKey: 'k', headers: { 'x-delay': HOUR } });
+    expect(await bodies(queue)).toEqual(['now']);
+    await advance(clock, HOUR);
+    expect(await bodies(queue)).toEqual(['held']);
+  });
+
+  it('takes the string "true" as LavinMQ\'s HTTP API sends it, and refuses other values', async () => {
+    await using broker = await Broker.open();
+    await broker.exchange('plain', 'fanout');
+    await broker.setPolicy('delay', {
+      pattern: '^plain$',
+      definition: { 'delayed-message': 'true' },
+    });
+    expect(broker.exchanges().find((x) => x.name === 'plain')?.delayed).toBeDefined();
+    await expect(
+      broker.setPolicy('bad', { pattern: '.*', definition: { 'delayed-message': 'yes' } }),
+    ).rejects.toMatchObject({ replyCode: 406 });
+  });
+});

@@ -192,6 +192,27 @@ describe('policy and arguments together', () => {
     });
   });
 
+  it('delivery-limit -1 lifts the default limit of a quorum queue; any limit wins over -1 (RabbitMQ 4)', async () => {
+    await using broker = await Broker.open();
+    const QUORUM = { 'x-queue-type': 'quorum' };
+    const unlimited = await broker.queue('unlimited', { arguments: QUORUM });
+    const declared = await broker.queue('declared', {
+      arguments: { ...QUORUM, 'x-delivery-limit': 2 },
+    });
+    const lifted = await broker.queue('lifted', {
+      arguments: { ...QUORUM, 'x-delivery-limit': -1 },
+    });
+    const classic = await broker.queue('classic');
+    await broker.setPolicy('none', { pattern: '.*', definition: { 'delivery-limit': -1 } });
+    expect(unlimited.limits.deliveryLimit).toBeUndefined();
+    expect(unlimited.limits.requeueToBack).toBe(true);
+    expect(declared.limits.deliveryLimit).toBe(2);
+    expect(classic.limits.deliveryLimit).toBeUndefined();
+    await broker.setPolicy('none', { pattern: '.*', definition: { 'delivery-limit': 4 } });
+    expect(lifted.limits.deliveryLimit).toBe(4);
+    expect(unlimited.limits.deliveryLimit).toBe(4);
+  });
+
   it('the argument wins for dead-letter-exchange and overflow', async () => {
     await using broker = await Broker.open();
     await broker.queue('declared', {

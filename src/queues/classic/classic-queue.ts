@@ -41,7 +41,7 @@ import { admitConsumer } from './consumer-admission.js';
 import { ConsumerRotation } from './consumer-rotation.js';
 import type { DeathReason } from './dead-letter.js';
 import { runDeadLetterHops } from './dead-letter-hops.js';
-import { DeadLetterSender } from './dead-letter-sender.js';
+import { atLeastOnce, DeadLetterSender } from './dead-letter-sender.js';
 import { hasLengthLimit, overLengthLimit } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
 import { QueueExpiry } from './queue-expiry.js';
@@ -423,7 +423,14 @@ export class ClassicQueue implements AsyncDisposable {
     const args = this.#limits;
     if (args.overflow !== 'drop-head') {
       const counted = this.#classicLimits;
-      const reason = overLengthLimit(args, store, +counted, counted ? message.body.length : 0);
+      // Dead letters not yet confirmed count as RabbitMQ's quorum queues count them.
+      const held = this.#deadLetters.held;
+      const reason = overLengthLimit(
+        args,
+        store,
+        +counted + held.count,
+        (counted ? message.body.length : 0) + held.bytes,
+      );
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
@@ -688,13 +695,17 @@ export class ClassicQueue implements AsyncDisposable {
 
   /**
    * Dead-letters a stored message and settles (`inFlight`) or removes it. Its record is deleted
-   * once the dead-letter copy is stored: a crash in between keeps it here rather than lose it.
+   * once the dead-letter copy is stored (`at-least-once`: once every target queue stored it,
+   * however many attempts that takes): a crash in between keeps it here rather than lose it.
    * The copy's hop runs only once this queue is done with the message: a loop of queues that
    * brings a dead letter back here finds it gone, not still ready.
    */
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
-    store.deletionsAfter = this.#deadLetters.send(store.message(handle), reason);
+    const message = store.message(handle);
+    store.deletionsAfter = atLeastOnce(this.#limits)
+      ? this.#deadLetters.sendConfirmed(message, reason)
+      : this.#deadLetters.send(message, reason);
     try {
       if (inFlight) this.#settle(handle);
       else this.#removeReady(handle);
@@ -744,6 +755,7 @@ export class ClassicQueue implements AsyncDisposable {
 
   async #shutdown(deleted = false): Promise<void> {
     this.#closed = true;
+    this.#deadLetters.close();
     this.#expires.close();
     this.#ttl.close();
     for (const consumer of [...this.#consumers]) await consumer.detach(deleted);

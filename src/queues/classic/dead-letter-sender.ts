@@ -4,17 +4,38 @@
  * sent together highest priority first. Separate from `ClassicQueue` because none of it touches
  * the queue's messages: the queue settles or removes the record, this sends the copy on.
  */
-import type { Clock } from '../../clock.js';
+import type { Clock, TimerHandle } from '../../clock.js';
 import { type DropReason, deadLetterChannel, dropChannel } from '../../diagnostics.js';
+import { QueueFullError } from '../../errors.js';
 import type { StoredMessage } from '../../message/types.js';
 import type { ClassicArguments } from '../arguments.js';
 import {
+  type DeadLetterConfirms,
   type DeadLetterRouter,
   type DeathReason,
   deadLetteredCopy,
   isDeadLetterCycle,
+  UnconfirmedDeadLetter,
 } from './dead-letter.js';
 import { runDeadLetterHops, scheduleDeadLetterHop } from './dead-letter-hops.js';
+
+/**
+ * How long an `at-least-once` dead letter that some queue did not confirm waits before it is
+ * tried again: RabbitMQ's `dead_letter_worker_publisher_confirm_timeout` default.
+ */
+export const DEAD_LETTER_RETRY_MS = 180_000;
+
+/**
+ * Whether `limits` dead-letter `at-least-once`: the strategy asked for, with `reject-publish`
+ * overflow and a dead-letter exchange (RabbitMQ falls back to `at-most-once` otherwise).
+ */
+export function atLeastOnce(limits: ClassicArguments): boolean {
+  return (
+    limits.deadLetterStrategy === 'at-least-once' &&
+    limits.overflow === 'reject-publish' &&
+    limits.deadLetterExchange !== undefined
+  );
+}
 
 /** What the sender reads of its queue at each death: the limits change with `applyLimits`. */
 export interface DeadLetterSource {
@@ -37,6 +58,10 @@ export class DeadLetterSender {
   readonly #onError: (error: unknown) => void;
   /** Rejected messages of a priority queue waiting to be dead-lettered together. */
   readonly #rejected: Rejected[] = [];
+  readonly #held = { count: 0, bytes: 0 };
+  readonly #retries: (() => void)[] = [];
+  #retryTimer: TimerHandle | undefined;
+  #closed = false;
 
   constructor(
     queue: DeadLetterSource,
@@ -66,29 +91,9 @@ export class DeadLetterSender {
    * or undefined when nothing is sent (no dead-letter exchange, or a cycle).
    */
   send(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
-    const queue = this.#queue;
-    const { deadLetterExchange, deadLetterRoutingKey } = queue.limits;
-    const router = this.#router;
-    if (deadLetterExchange === undefined || router === undefined) return undefined;
-    const copy = deadLetteredCopy(
-      message,
-      queue.name,
-      reason,
-      this.#clock.now(),
-      deadLetterExchange,
-      deadLetterRoutingKey,
-    );
-    // Through the default exchange the target is the routing key: cycles are dropped here.
-    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
-    if (deadLetterChannel.hasSubscribers) {
-      deadLetterChannel.publish({
-        queue: queue.name,
-        reason,
-        exchange: copy.exchange,
-        routingKey: copy.routingKey,
-        message: copy,
-      });
-    }
+    const copy = this.#copy(message, reason);
+    if (copy === undefined) return undefined;
+    const router = this.#router!;
     let routed!: (stored: Promise<void> | undefined) => void;
     const stored = new Promise<void>((resolve) => {
       routed = resolve as (stored: Promise<void> | undefined) => void;
@@ -108,6 +113,103 @@ export class DeadLetterSender {
       },
     });
     return stored;
+  }
+
+  /**
+   * Dead-letters `at-least-once`, as RabbitMQ's quorum queues do: the copy is sent as `send`
+   * sends it, and resolves only once every queue it routes to stored it. Until then it counts
+   * in `held` (against the queue's length limits); one that reached no queue, or that a queue
+   * refused, is tried again every {@link DEAD_LETTER_RETRY_MS} on the queue's clock, sent only to
+   * the queues that have not stored it yet. After `close` it stays unresolved: its record stays
+   * in the source and comes back on reopen. Returns undefined when nothing is sent.
+   */
+  sendConfirmed(message: StoredMessage, reason: DeathReason): Promise<void> | undefined {
+    const copy = this.#copy(message, reason);
+    if (copy === undefined) return undefined;
+    const router = this.#router!;
+    const bytes = message.body.length;
+    const confirms: DeadLetterConfirms = { confirmed: new Set() };
+    this.#held.count++;
+    this.#held.bytes += bytes;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.#held.count--;
+        this.#held.bytes -= bytes;
+        resolve();
+      };
+      const retry = (error: unknown) => {
+        if (!(error instanceof UnconfirmedDeadLetter || error instanceof QueueFullError)) {
+          this.#onError(error);
+        }
+        this.#retryLater(attempt);
+      };
+      const attempt = () => {
+        if (this.#closed) return;
+        // Switched to at-most-once meanwhile: what is not confirmed yet goes, as in RabbitMQ.
+        if (!atLeastOnce(this.#queue.limits)) return done();
+        scheduleDeadLetterHop({
+          run() {
+            const result = router(copy, confirms);
+            if (result) result.then(done, retry);
+            else done();
+          },
+          fail: retry,
+        });
+      };
+      attempt();
+    });
+  }
+
+  /** Messages and body bytes dead-lettered `at-least-once` and not yet confirmed. */
+  get held(): { readonly count: number; readonly bytes: number } {
+    return this.#held;
+  }
+
+  /** Stops retrying: the unconfirmed dead letters stay in the source queue's storage. */
+  close(): void {
+    this.#closed = true;
+    if (this.#retryTimer !== undefined) this.#clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#retries.length = 0;
+  }
+
+  /** One timer for every dead letter waiting to be tried again. */
+  #retryLater(attempt: () => void): void {
+    if (this.#closed) return;
+    this.#retries.push(attempt);
+    if (this.#retryTimer !== undefined) return;
+    this.#retryTimer = this.#clock.setTimeout(() => {
+      this.#retryTimer = undefined;
+      for (const again of this.#retries.splice(0)) again();
+      runDeadLetterHops();
+    }, DEAD_LETTER_RETRY_MS);
+  }
+
+  /** The copy to send for a death, or undefined when nothing is sent. */
+  #copy(message: StoredMessage, reason: DeathReason): StoredMessage | undefined {
+    const queue = this.#queue;
+    const { deadLetterExchange, deadLetterRoutingKey } = queue.limits;
+    if (deadLetterExchange === undefined || this.#router === undefined) return undefined;
+    const copy = deadLetteredCopy(
+      message,
+      queue.name,
+      reason,
+      this.#clock.now(),
+      deadLetterExchange,
+      deadLetterRoutingKey,
+    );
+    // Through the default exchange the target is the routing key: cycles are dropped here.
+    if (copy.exchange === '' && isDeadLetterCycle(copy, copy.routingKey)) return undefined;
+    if (deadLetterChannel.hasSubscribers) {
+      deadLetterChannel.publish({
+        queue: queue.name,
+        reason,
+        exchange: copy.exchange,
+        routingKey: copy.routingKey,
+        message: copy,
+      });
+    }
+    return copy;
   }
 
   /**

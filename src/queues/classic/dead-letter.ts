@@ -22,7 +22,24 @@ export type DeathReason = DeadLetterReason;
  * another queue's update; a returned promise is not awaited by the queue (a failure is reported
  * through `onError`), but the message's record is deleted only once it resolves.
  */
-export type DeadLetterRouter = (message: StoredMessage) => void | Promise<void>;
+export type DeadLetterRouter = (
+  message: StoredMessage,
+  confirms?: DeadLetterConfirms,
+) => void | Promise<void>;
+
+/**
+ * An `at-least-once` dead letter's confirmations, across its attempts: with them the router
+ * publishes only to the queues not yet in `confirmed`, adds each that stores the copy, and
+ * rejects with `UnconfirmedDeadLetter` when the copy reached no queue or a queue refused it.
+ */
+export interface DeadLetterConfirms {
+  readonly confirmed: Set<string>;
+}
+
+/** An `at-least-once` dead letter some target has not confirmed yet: it is tried again later. */
+export class UnconfirmedDeadLetter extends Error {
+  override readonly name = 'UnconfirmedDeadLetter';
+}
 
 /** An `x-death` entry whose `count` goes out over AMQP as a long, as RabbitMQ writes it. */
 function longCount(entry: Record<string, FieldValue>): Record<string, FieldValue> {

@@ -133,6 +133,8 @@ export interface LevelStoreOptions {
   readonly persistent: boolean;
   /** Segment size of new level logs. */
   readonly segmentBytes?: number;
+  /** The level of a message priority (default: the priority capped at `maxLevel`). */
+  readonly levelOf?: (priority: number) => number;
 }
 
 /** A `ReadyStore` with one FIFO log per priority level; delivery takes the highest level first. */
@@ -210,7 +212,13 @@ export class LevelStore implements ReadyStore {
   levelOf(message: StoredMessage): number {
     const p = message.properties.priority;
     if (p === undefined) return 0;
-    return Math.min(p, this.#options.maxLevel);
+    const levelOf = this.#options.levelOf;
+    return levelOf === undefined ? Math.min(p, this.#options.maxLevel) : levelOf(p);
+  }
+
+  /** Ready messages of one level. */
+  readyCountOf(level: number): number {
+    return this.#levels[level]?.readyCount ?? 0;
   }
 
   prepare(message: StoredMessage): Promise<void> | undefined {
@@ -234,14 +242,22 @@ export class LevelStore implements ReadyStore {
   }
 
   peek(): number {
-    const level = this.#topLevel();
-    if (level < 0) return NO_HANDLE;
+    return this.peekLevel(this.#topLevel());
+  }
+
+  /** `peek` within one level (`NO_HANDLE` when it has nothing ready). */
+  peekLevel(level: number): number {
+    if (this.readyCountOf(level) === 0) return NO_HANDLE;
     return level * LEVEL_SPAN + this.#levels[level]!.peek();
   }
 
   shift(): number {
-    const level = this.#topLevel();
-    if (level < 0) return NO_HANDLE;
+    return this.shiftLevel(this.#topLevel());
+  }
+
+  /** `shift` within one level (`NO_HANDLE` when it has nothing ready). */
+  shiftLevel(level: number): number {
+    if (this.readyCountOf(level) === 0) return NO_HANDLE;
     const lvl = this.#levels[level]!;
     let offset: number;
     let record: StoredMessage;

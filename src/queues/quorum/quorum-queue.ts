@@ -10,12 +10,16 @@ import { checkClassicOptionKeys } from '../classic/classic-options.js';
 import { ClassicQueue } from '../classic/classic-queue.js';
 import { openLevelQueue } from '../priority-queue.js';
 import { parseQuorumArguments, QUORUM_ARGUMENTS } from './arguments.js';
+import { QuorumStore, quorumLevel } from './quorum-store.js';
 
 /**
  * A queue with RabbitMQ's quorum-queue semantics: poison-message handling (a delivery limit of 20
  * unless `x-delivery-limit` says otherwise; `-1` for none), `x-delivery-count` on redeliveries,
- * length limits with `drop-head` or `reject-publish`, TTL, dead-lettering and single active
- * consumer, as a classic queue has them.
+ * length limits with `drop-head` or `reject-publish`, TTL, dead-lettering (`at-least-once` too)
+ * and single active consumer, as a classic queue has them. Its delivery order is RabbitMQ 4's:
+ * returned messages first, in the order they came back (to the back of the queue instead when
+ * there is no delivery limit), then high-priority messages (`priority` above 4) and normal ones
+ * 2:1.
  *
  * ```ts
  * const jobs = await QuorumQueue.open({ name: 'jobs', arguments: { 'x-delivery-limit': 3 } });
@@ -45,7 +49,7 @@ export class QuorumQueue extends ClassicQueue {
     return openLevelQueue(
       options,
       args,
-      0,
+      1,
       (init) =>
         new QuorumQueue({
           ...init,
@@ -53,6 +57,7 @@ export class QuorumQueue extends ClassicQueue {
           lengthLimits: 'quorum',
         }),
       QUORUM_ARGUMENTS,
+      { levelOf: quorumLevel, wrap: (levels) => new QuorumStore(levels) },
     );
   }
 

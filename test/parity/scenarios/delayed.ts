@@ -153,4 +153,33 @@ export const delayedScenarios: Scenario[] = [
       ).resolves.toMatchObject({ name: typed.name });
     },
   },
+  {
+    name: 'a mandatory delayed publish is not returned: it is held, and routed through the bindings made meanwhile',
+    only,
+    async run(_session, ctx) {
+      const ex = await delayedExchange(ctx, 'delayed-mandatory', DELAYED);
+      await ex.publish('held', { routingKey: 'k', mandatory: true, headers: { 'x-delay': 1000 } });
+      await ctx.expectUnroutable(() => ex.publish('now', { routingKey: 'k', mandatory: true }));
+      const q = await ctx.queue('delayed-mandatory-q', { durable: false });
+      await q.bind(ex.name, 'k');
+      await ctx.elapse(1000);
+      expect(await drainUntil(q, 1, 'the held message')).toEqual(['held']);
+    },
+  },
+  {
+    name: 'an x-delay past 2^32-1 ms is no delay',
+    only,
+    async run(_session, ctx) {
+      const ex = await delayedExchange(ctx, 'delayed-huge', DELAYED);
+      const q = await ctx.queue('delayed-huge-q', { durable: false });
+      await q.bind(ex.name, 'k');
+      for (const delay of [2 ** 32, 2 ** 40]) {
+        await ex.publish(String(delay), { routingKey: 'k', headers: { 'x-delay': delay } });
+      }
+      await ctx.elapse(0);
+      expect((await drainUntil(q, 2, 'both messages')).sort()).toEqual(
+        [String(2 ** 32), String(2 ** 40)].sort(),
+      );
+    },
+  },
 ];

@@ -22,6 +22,34 @@ function toQueue(dlq: ParityQueue): Record<string, string> {
 
 export const policyScenarios: Scenario[] = [
   {
+    name: 'a delivery-limit -1 policy lifts the default limit of a quorum queue on mqlite (RabbitMQ 4.x); RabbitMQ 3.10 refuses it',
+    only,
+    async run(_session, ctx) {
+      const dlq = await ctx.queue('dl-none-dlq', { durable: false });
+      const q = await ctx.queue('dl-none', {
+        arguments: { 'x-queue-type': 'quorum', ...toQueue(dlq) },
+      });
+      const setting = ctx.policy('dl-none', {
+        pattern: exactly(q),
+        applyTo: 'queues',
+        definition: { 'delivery-limit': -1 },
+      });
+      if (ctx.behaviour.quorumRules === '3.10') {
+        await expect(setting).rejects.toThrow('-1 is not a valid delivery limit');
+        return;
+      }
+      await setting;
+      await publishAll(q, ['a', 'b']);
+      for (let i = 0; i < 21; i++) {
+        const msg = await q.get({ noAck: false });
+        await msg?.nack(true);
+      }
+      // No limit: each return went to the back of the queue, none was dead-lettered.
+      expect(await drain(q)).toEqual(['b', 'a']);
+      expect(await drain(dlq)).toEqual([]);
+    },
+  },
+  {
     name: 'a max-length policy on a full queue drops and dead-letters its head at once; clearing it lifts the limit',
     only,
     async run(_session, ctx) {

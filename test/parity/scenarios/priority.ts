@@ -3,7 +3,7 @@ import { drain } from '../helpers.js';
 import type { Scenario } from '../types.js';
 
 /** Publishes `[body, priority]` pairs in order (priority undefined: no priority property). */
-async function publishWithPriorities(
+export async function publishWithPriorities(
   q: { publish(body: unknown, options?: { priority?: number }): Promise<unknown> },
   messages: readonly [string, number | undefined][],
 ) {

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { drain, expectAmqpError, publishAll, recorder, settled } from '../helpers.js';
 import type { ParityContext, Scenario } from '../types.js';
 import { deadLettered } from './max-length.js';
+import { publishWithPriorities } from './priority.js';
 
 const QUORUM = { 'x-queue-type': 'quorum' };
 
@@ -203,6 +204,83 @@ const scenarios: Scenario[] = [
         q.get(),
         405,
         `RESOURCE_LOCKED - cannot obtain access to locked queue '${q.name}' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer`,
+      );
+    },
+  },
+  {
+    name: 'a quorum queue delivers returned messages first, in the order they came back',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-returns', {
+        arguments: { ...QUORUM, 'x-delivery-limit': 10 },
+      });
+      await publishAll(q, ['a', 'b', 'c', 'd']);
+      const a = await q.get({ noAck: false });
+      const b = await q.get({ noAck: false });
+      await b?.nack(true);
+      if (b) await settled(b);
+      await a?.nack(true);
+      if (a) await settled(a);
+      expect(await drain(q)).toEqual(['b', 'a', 'c', 'd']);
+    },
+  },
+  {
+    name: 'a quorum queue serves priorities above 4 and normal ones 2:1 on mqlite (RabbitMQ 4.x); RabbitMQ 3.10 ignores priorities',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-prio', { arguments: QUORUM });
+      await publishWithPriorities(q, [
+        ['n1', undefined],
+        ['n2', 4],
+        ['h1', 5],
+        ['h2', 9],
+        ['h3', 6],
+        ['n3', 0],
+      ]);
+      await ctx.elapse(0);
+      expect(await drain(q)).toEqual(
+        ctx.behaviour.quorumRules === '3.10'
+          ? ['n1', 'n2', 'h1', 'h2', 'h3', 'n3']
+          : ['h1', 'h2', 'n1', 'h3', 'n2', 'n3'],
+      );
+    },
+  },
+  {
+    name: 'at-least-once dead-lettering keeps a dead letter no queue takes in the source, counted against x-max-length',
+    async run(_session, ctx) {
+      const AT_LEAST_ONCE = {
+        ...QUORUM,
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+        'x-max-length': 1,
+      };
+      // Confirmed by its target: it leaves the source, which takes publishes again.
+      const { q, dlq } = await withDeadLetters(ctx, AT_LEAST_ONCE);
+      await publishAll(q, ['a']);
+      const a = await q.get({ noAck: false });
+      await a?.reject(false);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['a', 'rejected']]);
+      await publishAll(q, ['b', 'c']);
+      expect(await drain(q)).toEqual(['b', 'c']);
+      // Its dead-letter exchange does not exist: it stays, and fills the one place.
+      const held = await ctx.queue('quorum-alo', {
+        arguments: { ...AT_LEAST_ONCE, 'x-dead-letter-exchange': ctx.name('alo-missing') },
+      });
+      await publishAll(held, ['x']);
+      const x = await held.get({ noAck: false });
+      await x?.reject(false);
+      if (x) await settled(x);
+      await publishAll(held, ['y']);
+      await expect(held.publish('z')).rejects.toThrow();
+      expect(await drain(held)).toEqual(['y']);
+    },
+  },
+  {
+    name: 'a quorum queue refuses an if-unused delete with 540 (RabbitMQ then closes the connection)',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-del', { arguments: QUORUM });
+      await expectAmqpError(
+        q.delete({ ifUnused: true }),
+        540,
+        `NOT_IMPLEMENTED - cannot delete queue '${q.name}' in vhost '/'. queue.delete operations with if-unused flag set are not supported by quorum queues`,
       );
     },
   },

@@ -140,6 +140,21 @@ describe('a quorum queue declared through the broker', () => {
     await expect.poll(() => broker.queues().length).toBe(0);
   });
 
+  it('refuses an if-unused or if-empty delete with 540, as RabbitMQ does', async () => {
+    await using broker = await Broker.open();
+    await broker.queue('jobs', { arguments: QUORUM });
+    for (const [options, flag] of [
+      [{ ifUnused: true }, 'if-unused'],
+      [{ ifEmpty: true }, 'if-empty'],
+    ] as const) {
+      await expect(broker.deleteQueue('jobs', options)).rejects.toMatchObject({
+        replyCode: 540,
+        message: `NOT_IMPLEMENTED - cannot delete queue 'jobs' in vhost '/'. queue.delete operations with ${flag} flag set are not supported by quorum queues`,
+      });
+    }
+    expect(await broker.deleteQueue('jobs')).toBe(0);
+  });
+
   it('keeps confirmed messages and their limits across a restart on fs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mqlite-quorum-'));
     dirs.push(dir);
