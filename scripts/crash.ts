@@ -40,6 +40,7 @@ function percentile(sorted: readonly number[], p: number): number {
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mqlite-crash-loop-'));
 const total: CrashLoopResult = {
   kills: 0,
+  earlyKills: 0,
   resolvedChecked: 0,
   losses: 0,
   corrupt: 0,
@@ -65,6 +66,7 @@ try {
   );
   for (const result of results) {
     total.kills += result.kills;
+    total.earlyKills += result.earlyKills;
     total.resolvedChecked += result.resolvedChecked;
     total.losses += result.losses;
     total.corrupt += result.corrupt;
