@@ -113,6 +113,8 @@ async function ensureQueue(
   args: Readonly<Record<string, unknown>> | undefined,
 ): Promise<{ messageCount: number }> {
   const probe = await client.channel();
+  // A missing queue closes the probe's channel: that is an answer, not a failure of the link.
+  probe.onerror = ignore;
   try {
     return await probe.queueDeclare(name, { passive: true });
   } catch {

@@ -265,6 +265,27 @@ describe('a shovel to a served broker', () => {
     expect((await b.shovels())[0]?.state).toBe('running');
   });
 
+  test('a destination queue missing on the remote is declared durable at the first attempt', async () => {
+    const remote = await Broker.open();
+    open.push(remote);
+    const server = await listen(remote, { port: 0 });
+    open.push(server);
+    const b = await broker({ clock: new ManualClock() });
+    await (await b.queue('in')).publish('x');
+    await b.setShovel('up', {
+      'src-uri': 'amqp://',
+      'src-queue': 'in',
+      'dest-uri': server.url,
+      'dest-queue': 'made-here',
+    });
+    await poll(
+      () => b.shovels(),
+      (s) => s[0]?.forwarded === 1,
+      'the message forwarded without a retry (the clock never moves)',
+    );
+    expect(remote.queues().find((q) => q.name === 'made-here')?.durable).toBe(true);
+  });
+
   test('a broker reopened on its storage resumes its shovels', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mqlite-shovel-'));
     try {
