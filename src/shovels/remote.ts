@@ -90,8 +90,22 @@ export async function remoteDestination(
     if (spec.queue !== undefined) {
       await ensureQueue(client, channel, spec.queue, spec.queueArgs);
     }
+    // The client refuses a publish while the broker blocks the connection (a resource alarm):
+    // the shovel waits for the unblock instead, holding what it took meanwhile.
+    let unblocked: Promise<void> | undefined;
+    let unblock = ignore;
+    client.onblocked = () => {
+      unblocked ??= new Promise((resolve) => {
+        unblock = resolve;
+      });
+    };
+    client.onunblocked = () => {
+      unblocked = undefined;
+      unblock();
+    };
     return {
       async publish(exchange, routingKey, body, properties) {
+        while (unblocked) await unblocked;
         await channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
       },
       close: () => closeQuietly(client),

@@ -22,7 +22,7 @@ async function http(method: string, path: string, body?: unknown): Promise<unkno
   const response = await fetch(`${api}${path}`, {
     method,
     headers: { authorization: auth, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (!response.ok && response.status !== 404) {
     throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
