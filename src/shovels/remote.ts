@@ -105,7 +105,7 @@ export async function remoteDestination(
     };
     return {
       async publish(exchange, routingKey, body, properties) {
-        while (unblocked) await unblocked;
+        while (unblocked !== undefined) await unblocked;
         await channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
       },
       close: () => closeQuietly(client),
