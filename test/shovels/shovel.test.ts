@@ -157,6 +157,31 @@ describe('moving messages on one broker', () => {
     expect(input.messageCount).toBe(6);
   });
 
+  test.each(['on-confirm', 'on-publish', 'no-ack'] as const)(
+    'ack-mode %s moves every message and leaves none unacknowledged',
+    async (mode) => {
+      const b = await broker();
+      const input = await b.queue('in');
+      for (let i = 0; i < 20; i++) await input.publish(`m${i}`);
+      await b.setShovel('s', {
+        ...local,
+        'src-queue': 'in',
+        'dest-queue': 'out',
+        'ack-mode': mode,
+        'src-prefetch-count': 5,
+      });
+      const out = await b.queue('out');
+      await poll(
+        () => out.messageCount,
+        (n) => n === 20,
+        'every message',
+      );
+      await b.clearShovel('s');
+      expect(input.messageCount).toBe(0);
+      expect(b.queues().find((q) => q.name === 'in')?.messages).toBe(0);
+    },
+  );
+
   test('dest-publish-properties set the properties of every message', async () => {
     const b = await broker();
     await (await b.queue('in')).publish('x', { deliveryMode: 1 });
@@ -263,6 +288,25 @@ describe('a shovel to a served broker', () => {
       'the messages kept meanwhile',
     );
     expect((await b.shovels())[0]?.state).toBe('running');
+  });
+
+  test('reconnect-delay 0: a failed shovel stays terminated, as on RabbitMQ', async () => {
+    const clock = new ManualClock();
+    const b = await broker({ clock });
+    await b.setShovel('once', {
+      'src-uri': 'amqp://',
+      'src-queue': 'in',
+      'dest-uri': 'amqp://127.0.0.1:1',
+      'dest-queue': 'x',
+      'reconnect-delay': 0,
+    });
+    await poll(
+      () => b.shovels(),
+      (s) => s[0]?.state === 'terminated',
+      'terminated',
+    );
+    expect(clock.pendingTimers).toBe(0);
+    expect((await b.shovels())[0]?.reason).toContain('ECONNREFUSED');
   });
 
   test('a destination queue missing on the remote is declared durable at the first attempt', async () => {
