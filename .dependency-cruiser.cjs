@@ -52,6 +52,14 @@ module.exports = {
       to: { path: '^src/server/' },
     },
     {
+      name: 'shovels-sit-on-the-broker',
+      comment:
+        'src/shovels (the mover and its AMQP client) sits on top of the broker: the broker loads it by dynamic import at its first shovel, and nothing else below reaches it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(shovels|server|cli|testing)/' },
+      to: { path: '^src/shovels/', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'nothing-imports-the-command-line',
       comment: 'src/cli is the top floor: the binary and its commands.',
       severity: 'error',

@@ -32,8 +32,9 @@ await build({
   format: 'cjs',
   target: 'node20',
   // rbush and its quickselect ship ES modules only, which Jest cannot load: they are bundled in.
-  // The other dependencies have CommonJS entries and stay dependencies.
-  external: ['@turf/*', 'fast-json-stable-stringify'],
+  // The other dependencies have CommonJS entries and stay dependencies (the AMQP client is
+  // required only when the first shovel starts: the dynamic import becomes a deferred require).
+  external: ['@turf/*', 'fast-json-stable-stringify', '@cloudamqp/amqp-client'],
   logLevel: 'warning',
 });
 // The command line is an ES module of its own, not part of the library's API.

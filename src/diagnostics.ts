@@ -160,6 +160,16 @@ export type ErrorSource =
   /** Stored data found damaged, cut, restored or moved past on open (see `broker.damaged()`). */
   | 'storage';
 
+/** Payload of `mqlite:shovel`: a shovel changed state. */
+export interface ShovelEvent {
+  readonly name: string;
+  readonly vhost: string;
+  /** `starting`, `running`, `terminated` (with `reason`), or `deleted` (its `src-delete-after` reached). */
+  readonly state: 'starting' | 'running' | 'terminated' | 'deleted';
+  /** Why it terminated, its URIs' passwords masked. */
+  readonly reason?: string;
+}
+
 /** What `onError` is told about an error besides the error itself. */
 export interface ErrorContext {
   readonly source: ErrorSource;
@@ -187,6 +197,7 @@ export const CHANNELS = {
   error: 'mqlite:error',
   alarm: 'mqlite:alarm',
   fault: 'mqlite:fault',
+  shovel: 'mqlite:shovel',
 } as const;
 
 /** `mqlite:dead-letter`, carrying {@link DeadLetterEvent}. */
@@ -206,6 +217,8 @@ export const alarmChannel = channel(CHANNELS.alarm);
 
 /** `mqlite:fault`, carrying {@link FaultEvent}. */
 export const faultChannel = channel(CHANNELS.fault);
+/** `mqlite:shovel`, carrying {@link ShovelEvent}. */
+export const shovelChannel = channel(CHANNELS.shovel);
 
 /**
  * Reports an error nobody awaits: on `mqlite:error`, then to `handler`. A handler that throws

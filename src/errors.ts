@@ -354,7 +354,7 @@ export const DEFAULT_VHOST = '/';
 
 /** A resource as RabbitMQ's errors name it: "queue 'jobs' in vhost '/'". */
 export function resourceName(
-  kind: 'queue' | 'exchange' | 'policy',
+  kind: 'queue' | 'exchange' | 'policy' | 'shovel',
   name: string,
   vhost: string,
 ): string {

@@ -43,6 +43,16 @@ export type { DeclaredQueue } from './broker/queue-handle.js';
 export type { QueueInfo } from './broker/queue-info.js';
 export type { AnyQueue, QueueStats } from './broker/queue-kinds.js';
 export { BrokerSession } from './broker/session.js';
+export {
+  type ShovelAckMode,
+  type ShovelDefinition,
+  ShovelDefinitionError,
+} from './broker/shovel-definition.js';
+export type {
+  ShovelParameter,
+  ShovelState,
+  ShovelStatus,
+} from './broker/shovel-host.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export {
@@ -60,6 +70,7 @@ export {
   type FaultKind,
   type RecoveryEvent,
   type RetentionEvent,
+  type ShovelEvent,
   type UnroutableEvent,
 } from './diagnostics.js';
 // The error classes and their codes; the helpers that build their messages stay inside.

@@ -41,6 +41,7 @@ describe('diagnostics channels', () => {
       error: 'mqlite:error',
       alarm: 'mqlite:alarm',
       fault: 'mqlite:fault',
+      shovel: 'mqlite:shovel',
     });
   });
 

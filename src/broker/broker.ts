@@ -50,6 +50,9 @@ import { queueStorage } from './queue-storage.js';
 import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
 import { restoreQueues } from './restore.js';
 import { BrokerSession, type SessionHost } from './session.js';
+import type { ShovelDefinition } from './shovel-definition.js';
+import type { ShovelStatus } from './shovel-host.js';
+import { Shovels } from './shovel-parameters.js';
 import { applyTopology, type TopologyHost } from './topology.js';
 
 export type { BrokerOptions } from './broker-options.js';
@@ -66,6 +69,7 @@ export type {
   ExchangeRef,
   QueueBindings,
 } from './queue-handle.js';
+export type { ShovelState, ShovelStatus } from './shovel-host.js';
 
 /** Counters of the broker, as RabbitMQ's global metrics name them. */
 export interface BrokerStats {
@@ -119,6 +123,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #queues: OpenQueues;
   readonly #publisher: Publisher;
   readonly #delayed: DelayedMessages;
+  readonly #shovels: Shovels;
   readonly #sessions = new Set<BrokerSession>();
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
@@ -184,6 +189,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       this.#publisher.routeDue(exchange, message),
     );
     this.#publisher = new Publisher(this.#context, this.#queues, this.#delayed);
+    this.#shovels = new Shovels(registry, this, clock, (loss) => damaged.report(loss));
   }
 
   /**
@@ -224,6 +230,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       await restoreQueues(broker.#queues, broker.#context);
       await broker.#delayed.restore();
       for (const topology of topologies) await applyTopology(broker.#topologyHost(), topology);
+      await broker.#shovels.resume();
       return broker;
     } catch (error) {
       // The error that stopped the open is the one to see; a failure to close after it (the
@@ -406,7 +413,14 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     const bindings = exchanges.flatMap(({ name }) =>
       this.#context.exchanges.bindings(name).map((b) => ({ source: name, ...b })),
     );
-    return writeDefinitions(this.queues(), exchanges, bindings, this.policies(), this.vhost);
+    return writeDefinitions(
+      this.queues(),
+      exchanges,
+      bindings,
+      this.policies(),
+      this.vhost,
+      this.#shovels.parameters(this.vhost),
+    );
   }
 
   /** The broker's counters (unroutable messages). */
@@ -494,6 +508,36 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   }
 
   /**
+   * Sets a dynamic shovel, or replaces the one of that name: it moves the messages of a source
+   * queue (or of an exchange) to a destination queue or exchange, of this broker (`amqp://`, no
+   * host) or of another over AMQP 0-9-1, as RabbitMQ's shovel plugin does. The definition takes
+   * the keys of RabbitMQ's `shovel` parameter (`src-uri`, `src-queue`, `dest-uri`, `ack-mode`,
+   * ...); it is stored with the broker's storage, so a reopened broker starts it again. Resolves
+   * once it is stored and starting: `shovels()` tells how it goes. See README "Shovels".
+   *
+   * The AMQP client (`@cloudamqp/amqp-client`) is loaded at the first shovel.
+   * @throws ShovelDefinitionError (406) for a definition RabbitMQ refuses, worded as it words it.
+   */
+  setShovel(name: string, definition: ShovelDefinition): Promise<void> {
+    return this.#whileOpen(() => this.#shovels.set(name, definition));
+  }
+
+  /**
+   * Stops a shovel and deletes its definition. Messages it had taken and not yet handed on go
+   * back to its source (a message confirmed by the destination and not yet acknowledged may be
+   * delivered again: shovels are at-least-once).
+   * @throws NotFoundError (404) when there is no such shovel.
+   */
+  clearShovel(name: string): Promise<void> {
+    return this.#whileOpen(() => this.#shovels.clear(name, this.vhost));
+  }
+
+  /** Every shovel, in name order, with its state and counts. */
+  shovels(): Promise<ShovelStatus[]> {
+    return this.#whileOpen(() => this.#shovels.list(this.vhost));
+  }
+
+  /**
    * A new session: a scope for exclusive queues and consumers that `close()` ends as a dropped
    * connection would (see `BrokerSession`).
    */
@@ -538,6 +582,15 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
     return this.#queues.applyPolicies();
   }
 
+  #whileOpen<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      assertOpen(this.closed, 'broker');
+      return work();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   async #exchangeBinding(change: () => boolean): Promise<void> {
     assertOpen(this.closed, 'broker');
     if (change()) await this.#context.registry.sync();
@@ -560,10 +613,13 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
         await this.#queues.existing(b.destination).queue.bind(b.source, b.routingKey, b.args);
       },
       setPolicy: (name, policy) => this.setPolicy(name, policy),
+      setShovel: (name, value) => this.#shovels.set(name, value),
     };
   }
 
   async #shutdown(): Promise<void> {
+    // Shovels first: what they hold goes back to its queues while those are open.
+    await this.#shovels.close();
     // Let declarations and deletions under way finish first.
     await this.#queues.settled();
     await this.#delayed.close();

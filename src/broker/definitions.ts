@@ -3,14 +3,16 @@
  * `import_definitions` reads (and the management API's `/api/definitions`, and LavinMQ's):
  * `queues`, `exchanges`, `bindings` and `policies` of each vhost, with `vhosts`, `users` and
  * `permissions` for the server. A broker is one vhost (`/` unless its `vhost` option names
- * another): entries of another vhost are refused, naming the entry; users, permissions, parameters
- * and the vhost list are accepted and ignored (the server reads users and permissions itself).
+ * another): entries of another vhost are refused, naming the entry. Of the `parameters`, those of
+ * component `shovel` are the broker's shovels; users, permissions, other parameters and the vhost
+ * list are accepted and ignored (the server reads users and permissions itself).
  */
 import { DEFAULT_VHOST } from '../errors.js';
 import type { FieldTable, FieldValue } from '../message/types.js';
 import type { JsonValue } from '../storage/types.js';
 import { emptyTable } from '../table.js';
 import type { Policy, PolicyDefinition, PolicyTarget } from './policies.js';
+import type { ShovelParameter } from './shovel-host.js';
 import type {
   Topology,
   TopologyBinding,
@@ -63,7 +65,8 @@ export interface Definitions {
   vhosts: { name: string }[];
   permissions: unknown[];
   topic_permissions: unknown[];
-  parameters: unknown[];
+  /** Runtime parameters: the broker's shovels (`component: 'shovel'`). */
+  parameters: (ShovelParameter | Record<string, unknown>)[];
   global_parameters: unknown[];
   policies: Policy[];
   queues: QueueDefinition[];
@@ -91,14 +94,7 @@ const TOP_LEVEL = [
   'bindings',
 ];
 /** Sections mqlite has no use for: checked to be lists, then ignored. */
-const IGNORED = [
-  'users',
-  'vhosts',
-  'permissions',
-  'topic_permissions',
-  'parameters',
-  'global_parameters',
-];
+const IGNORED = ['users', 'vhosts', 'permissions', 'topic_permissions', 'global_parameters'];
 const QUEUE_FIELDS = ['name', 'vhost', 'durable', 'auto_delete', 'arguments', 'type'];
 const EXCHANGE_FIELDS = [
   'name',
@@ -117,6 +113,7 @@ const BINDING_FIELDS = [
   'routing_key',
   'arguments',
 ];
+const PARAMETER_FIELDS = ['vhost', 'component', 'name', 'value'];
 const POLICY_FIELDS = ['name', 'vhost', 'pattern', 'apply-to', 'definition', 'priority'];
 const APPLY_TO: readonly PolicyTarget[] = ['queues', 'exchanges', 'all'];
 
@@ -166,7 +163,26 @@ export async function loadDefinitions(
     queues: queueEntries.map(([name, fields]) => queue(name, fields)),
     bindings,
     policies: policyEntries.map(([name, fields]) => policy(name, fields)),
+    shovels: shovels(top, source, vhost),
   };
+}
+
+/** The shovels among the `parameters`; parameters of other components are ignored. */
+function shovels(top: EntryFields, source: string, vhost: string) {
+  const listed = top.raw('parameters');
+  if (listed === undefined) return [];
+  if (!Array.isArray(listed)) throw top.error("'parameters' must be an array");
+  const out: { name: string; value: unknown }[] = [];
+  for (const [i, entry] of listed.entries()) {
+    const fields = new EntryFields(`${source}: parameters[${i}]`, entry);
+    if (fields.raw('component') !== 'shovel') continue;
+    fields.only(PARAMETER_FIELDS);
+    inVhost(fields, vhost);
+    const name = fields.string('name');
+    if (out.some((s) => s.name === name)) throw fields.error(`shovel '${name}' is listed twice`);
+    out.push({ name, value: fields.raw('value') });
+  }
+  return out;
 }
 
 function inVhost(fields: EntryFields, own: string): void {
@@ -292,6 +308,7 @@ export function writeDefinitions(
   bindings: readonly ExportedBinding[],
   policies: readonly Policy[],
   vhost: string,
+  shovels: readonly ShovelParameter[] = [],
 ): Definitions {
   const exclusive = new Set(queues.filter((q) => q.exclusive).map((q) => q.name));
   return {
@@ -302,7 +319,7 @@ export function writeDefinitions(
     vhosts: [{ name: vhost }],
     permissions: [],
     topic_permissions: [],
-    parameters: [],
+    parameters: [...shovels],
     global_parameters: [],
     policies: [...policies],
     queues: queues

@@ -15,6 +15,7 @@ import type { JsonValue, MetaStore } from '../storage/types.js';
 import { emptyTable } from '../table.js';
 import { type Declaration, resolveDeclaration } from './declare-options.js';
 import { checkPolicy, type Policy } from './policies.js';
+import { checkShovel, type ShovelDefinition } from './shovel-definition.js';
 
 /**
  * Name of the broker's namespace. No queue can be named `''` (an empty name makes the broker
@@ -25,6 +26,7 @@ export const BROKER_NAMESPACE = '';
 const QUEUE_PREFIX = 'queue:';
 const EXCHANGE_PREFIX = 'exchange:';
 const POLICY_PREFIX = 'policy:';
+const SHOVEL_PREFIX = 'shovel:';
 
 /** A queue declaration as stored. */
 interface QueueRecord {
@@ -216,6 +218,37 @@ export class BrokerRegistry {
   /** Forgets a policy. */
   removePolicy(name: string): void {
     this.#meta.delete(POLICY_PREFIX + name);
+  }
+
+  /**
+   * Every stored shovel definition; one that no longer passes the checks is left out and passed
+   * to `onDamage`, as a malformed policy is.
+   */
+  loadShovels(onDamage: (error: DataLossError) => void): [string, ShovelDefinition][] {
+    const out: [string, ShovelDefinition][] = [];
+    for (const [key, value] of this.#meta.entries(SHOVEL_PREFIX)) {
+      const name = key.slice(SHOVEL_PREFIX.length);
+      try {
+        out.push([name, checkShovel(name, value)]);
+      } catch (cause) {
+        onDamage(
+          new DataLossError('skipped', `stored shovel '${name}' is malformed and was not started`, {
+            cause,
+          }),
+        );
+      }
+    }
+    return out;
+  }
+
+  /** Records a shovel's definition (durable after `sync()`). */
+  saveShovel(name: string, definition: ShovelDefinition): void {
+    this.#meta.set(SHOVEL_PREFIX + name, definition as unknown as JsonValue);
+  }
+
+  /** Forgets a shovel. */
+  removeShovel(name: string): void {
+    this.#meta.delete(SHOVEL_PREFIX + name);
   }
 
   sync(): Promise<void> {

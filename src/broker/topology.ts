@@ -10,6 +10,7 @@ import type { DestinationType, ExchangeDeclareOptions } from '../exchanges/types
 import type { FieldTable } from '../message/types.js';
 import type { QueueDeclareOptions } from './declare-options.js';
 import type { PolicyOptions } from './policies.js';
+import { checkShovel } from './shovel-definition.js';
 
 /** One exchange to declare. */
 export interface TopologyExchange {
@@ -45,6 +46,8 @@ export interface Topology {
   readonly queues: readonly TopologyQueue[];
   readonly bindings: readonly TopologyBinding[];
   readonly policies: readonly TopologyPolicy[];
+  /** Shovels to set (a definitions file's `parameters` of component `shovel`). */
+  readonly shovels?: readonly { readonly name: string; readonly value: unknown }[];
 }
 
 /** What the loader asks of the broker. */
@@ -61,6 +64,7 @@ export interface TopologyHost {
   declareExchange(name: string, type: string, options: ExchangeDeclareOptions): Promise<unknown>;
   bind(binding: TopologyBinding): Promise<void>;
   setPolicy(name: string, policy: PolicyOptions): Promise<void>;
+  setShovel(name: string, value: unknown): Promise<void>;
 }
 
 /** How a binding is named in messages. */
@@ -86,6 +90,9 @@ export async function applyTopology(host: TopologyHost, topology: Topology): Pro
   };
   for (const e of topology.exchanges) {
     await step(`exchange '${e.name}'`, () => host.checkExchange(e.name, e.type, e.options));
+  }
+  for (const { name, value } of topology.shovels ?? []) {
+    await step(`shovel '${name}'`, () => checkShovel(name, value));
   }
   for (const q of queues) {
     await step(`queue '${q.name}'`, () => host.checkQueue(q.name, q.options));
@@ -117,6 +124,9 @@ export async function applyTopology(host: TopologyHost, topology: Topology): Pro
   }
   for (const { name, ...settings } of topology.policies) {
     await step(`policy '${name}'`, () => host.setPolicy(name, settings));
+  }
+  for (const { name, value } of topology.shovels ?? []) {
+    await step(`shovel '${name}'`, () => host.setShovel(name, value));
   }
 }
 

@@ -19,6 +19,8 @@ export const serve: Command = {
     const brokers = await openVhostBrokers(options.users.vhosts, {
       data: options.data,
       config: options.config,
+      definitions: options.definitions,
+      shovels: options.shovels,
       onError: (vhost, error) =>
         io.stderr.write(
           `mqlite serve: vhost '${vhost}': ${error instanceof Error ? error.message : String(error)}\n`,

@@ -95,6 +95,17 @@ describe('mqlite serve', () => {
     expect(run.stderr).toContain('Usage: mqlite serve');
   });
 
+  it('refuses a --shovel that is not name=json, or that RabbitMQ would refuse, in its words', async () => {
+    const malformed = await runCli(['serve', '--port', '0', '--shovel', 'up']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("--shovel takes <name>=<json>, got 'up'");
+    const refused = await runCli(['serve', '--port', '0', '--shovel', 'up={"src-uri":"amqp://"}']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      '--shovel up: PRECONDITION_FAILED - Validation failed: Key "dest-uri" not found in up',
+    );
+  });
+
   it('exits 1 naming the port when it is taken', async () => {
     const first = await serve(['--port', '0']);
     const run = await runCli(['serve', '--port', String(first.port)]);

@@ -16,6 +16,11 @@ Options:
   --port <n>                AMQP port (default 5672; 0 picks a free one)
   --host <address>          interface to listen on (default 127.0.0.1)
   --config <file>           queues to declare in vhost / at start (a Broker config, JSON)
+  --definitions <file>      a RabbitMQ definitions file to load into vhost / at start:
+                            its queues, exchanges, bindings, policies and shovels
+  --shovel <name>=<json>    a shovel of vhost / (repeatable), its definition as
+                            rabbitmqctl set_parameter shovel takes it; stored with the
+                            data directory, as one set by the API
   --users <file>            users, vhosts and permissions (RabbitMQ definitions, JSON;
                             configure/write/read patterns applied as RabbitMQ does);
                             default: guest/guest in vhost /, allowed everything
@@ -49,6 +54,9 @@ export interface ServeOptions {
   readonly port: number;
   readonly host: string;
   readonly config: string | undefined;
+  readonly definitions: string | undefined;
+  /** `--shovel name=json`, in the order given. */
+  readonly shovels: readonly { readonly name: string; readonly value: unknown }[];
   readonly users: Users;
   readonly loopbackUsers: readonly string[];
   readonly tls: { readonly cert: Buffer; readonly key: Buffer; readonly port: number } | undefined;
@@ -83,6 +91,8 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
     port: integer(values.port, '--port', 5672, 0, 65535),
     host: values.host ?? '127.0.0.1',
     config: values.config,
+    definitions: values.definitions,
+    shovels: (values.shovel ?? []).map(shovelFlag),
     users:
       values.users === undefined
         ? Users.fromPasswords({ guest: 'guest' })
@@ -126,6 +136,8 @@ function parse(args: readonly string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       config: { type: 'string' },
+      definitions: { type: 'string' },
+      shovel: { type: 'string', multiple: true },
       users: { type: 'string' },
       'loopback-users': { type: 'string' },
       'tls-cert': { type: 'string' },
@@ -143,6 +155,18 @@ function parse(args: readonly string[]) {
       'no-exit-with-parent': { type: 'boolean' },
     },
   });
+}
+
+/** `--shovel name={"src-uri": …}`: the name, then the definition as JSON. */
+function shovelFlag(flag: string): { name: string; value: unknown } {
+  const at = flag.indexOf('=');
+  if (at <= 0) throw new UsageError(`--shovel takes <name>=<json>, got '${flag}'`);
+  const name = flag.slice(0, at);
+  try {
+    return { name, value: JSON.parse(flag.slice(at + 1)) };
+  } catch (error) {
+    throw new UsageError(`--shovel ${name}: not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 function readUsers(file: string): Users {

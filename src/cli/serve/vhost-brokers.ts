@@ -7,9 +7,11 @@
  */
 import path from 'node:path';
 import { Broker, type BrokerOptions } from '../../broker/broker.js';
+import type { ShovelDefinition } from '../../broker/shovel-definition.js';
 import { fsStorage } from '../../storage/fs/index.js';
 import { encodeName } from '../../storage/fs/names.js';
 import { memoryStorage } from '../../storage/memory.js';
+import { UsageError } from '../command.js';
 
 /** Where the data of the vhosts other than `/` live, inside the data directory. */
 export const VHOSTS_DIR = '~vhosts';
@@ -24,6 +26,10 @@ export interface VhostBrokerOptions {
   readonly data: string | undefined;
   /** The queues to declare in `/` (a Broker config file). */
   readonly config: string | undefined;
+  /** A RabbitMQ definitions file to load into `/`. */
+  readonly definitions?: string | undefined;
+  /** Shovels to set in `/` once it opened. */
+  readonly shovels?: readonly { readonly name: string; readonly value: unknown }[];
   readonly onError: (vhost: string, error: unknown) => void;
 }
 
@@ -47,7 +53,17 @@ export async function openVhostBrokers(
         vhost,
       };
       if (vhost === '/' && options.config !== undefined) opts.config = options.config;
-      brokers.set(vhost, await Broker.open(opts));
+      if (vhost === '/' && options.definitions !== undefined) {
+        opts.definitions = options.definitions;
+      }
+      const broker = await Broker.open(opts);
+      brokers.set(vhost, broker);
+      if (vhost !== '/') continue;
+      for (const { name, value } of options.shovels ?? []) {
+        await broker.setShovel(name, value as ShovelDefinition).catch((error: unknown) => {
+          throw new UsageError(`--shovel ${name}: ${(error as Error).message}`);
+        });
+      }
     }
     return brokers;
   } catch (error) {

@@ -1,0 +1,68 @@
+/**
+ * What a broker and its shovel runner (`src/shovels/`, loaded by dynamic import) say to each
+ * other: the runner's calls, the few calls a shovel makes on its own broker, and a shovel's state.
+ */
+
+import type { Clock } from '../clock.js';
+import type { PublishBody } from '../message/types.js';
+import type { QueueDeclareOptions } from './declare-options.js';
+import type { ExchangePublishOptions } from './exchange-handle.js';
+import type { BrokerQueue } from './queue-handle.js';
+import type { BrokerSession } from './session.js';
+import type { ShovelDefinition } from './shovel-definition.js';
+
+/** A shovel's state, as RabbitMQ's `rabbitmqctl shovel_status` names it. */
+export type ShovelState = 'starting' | 'running' | 'terminated';
+
+/** A shovel as `broker.shovels()` lists it. URIs are shown with their password masked. */
+export interface ShovelStatus {
+  readonly name: string;
+  readonly vhost: string;
+  /** Always `dynamic`: set by the API, a definitions file or `mqlite serve`. */
+  readonly type: 'dynamic';
+  readonly state: ShovelState;
+  /** Why it terminated (it tries again after `reconnect-delay`, unless that is 0). */
+  readonly reason?: string;
+  /** The source URI in use (password masked), `amqp://` for this broker. */
+  readonly source: string;
+  readonly destination: string;
+  /** Messages the destination took (confirmed under `on-confirm`) since the shovel started. */
+  readonly forwarded: number;
+  /** Messages published and not yet confirmed by the destination. */
+  readonly inFlight: number;
+  /** Messages waiting in a source queue of this broker; undefined for a remote source. */
+  readonly pending: number | undefined;
+}
+
+/** The calls a shovel makes on the broker it runs in. */
+export interface LocalBroker {
+  readonly vhost: string;
+  queue(name: string, options?: QueueDeclareOptions): Promise<BrokerQueue>;
+  publish(exchange: string, body: PublishBody, options?: ExchangePublishOptions): Promise<void>;
+  session(): BrokerSession;
+}
+
+/** What the shovel runner is given. */
+export interface ShovelHost {
+  readonly broker: LocalBroker;
+  readonly clock: Clock;
+  /** A shovel reached its `src-delete-after`: its definition is deleted, as RabbitMQ does. */
+  finished(name: string): void;
+}
+
+/** The runner of a broker's shovels (`src/shovels/runner.ts`). */
+export interface ShovelRunner {
+  /** Starts a shovel, replacing a running one of that name. */
+  start(name: string, definition: ShovelDefinition): Promise<void>;
+  stop(name: string): Promise<void>;
+  status(name: string): ShovelStatus | undefined;
+  close(): Promise<void>;
+}
+
+/** A shovel's definition as a definitions file lists it (`parameters`). */
+export interface ShovelParameter {
+  readonly vhost: string;
+  readonly component: 'shovel';
+  readonly name: string;
+  readonly value: ShovelDefinition;
+}

@@ -1,0 +1,245 @@
+/**
+ * One running shovel: it opens its source and destination, forwards each delivery and
+ * acknowledges it as its `ack-mode` says, counts, and on any failure of either end closes both
+ * (what was taken and not acknowledged goes back to the source queue), shows `terminated` with the
+ * reason, and tries again after `reconnect-delay` on the broker's clock, cycling through the URIs
+ * of a list. With `src-delete-after` it stops after that many messages and deletes itself.
+ */
+
+import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
+import type { ShovelHost, ShovelState, ShovelStatus } from '../broker/shovel-host.js';
+import type { TimerHandle } from '../clock.js';
+import { type ShovelEvent, shovelChannel } from '../diagnostics.js';
+import type { Delivery, Destination, OnFailure, Source, SourceSpec } from './endpoint.js';
+import { forwarder } from './forward.js';
+import { localDestination, localSource } from './local.js';
+import { remoteDestination, remoteSource } from './remote.js';
+
+const DEFAULT_PREFETCH = 1000;
+const DEFAULT_RECONNECT_DELAY = 5;
+
+export class Shovel {
+  readonly #name: string;
+  readonly #definition: ShovelDefinition;
+  readonly #host: ShovelHost;
+  readonly #onDeleted: () => void;
+  /** How many messages to move before deleting itself; undefined: `never`. */
+  #limit: number | undefined;
+  #state: ShovelState = 'starting';
+  #reason: string | undefined;
+  /** Bumped by each attempt and each failure: callbacks of an older attempt do nothing. */
+  #attempt = 0;
+  #tries = 0;
+  #stopped = false;
+  #timer: TimerHandle | undefined;
+  #source: Source | undefined;
+  #destination: Destination | undefined;
+  #sourceUri: string;
+  #destinationUri: string;
+  #forwarded = 0;
+  #inFlight = 0;
+  /** The source's count, kept once its link is closed: a local queue still counts what waits. */
+  #pending: () => number | undefined = () => undefined;
+
+  constructor(name: string, definition: ShovelDefinition, host: ShovelHost, onDeleted: () => void) {
+    this.#name = name;
+    this.#definition = definition;
+    this.#host = host;
+    this.#onDeleted = onDeleted;
+    this.#sourceUri = pick(definition['src-uri'], 0);
+    this.#destinationUri = pick(definition['dest-uri'], 0);
+    const after = definition['src-delete-after'];
+    this.#limit = typeof after === 'number' ? after : undefined;
+  }
+
+  start(): void {
+    void this.#run();
+  }
+
+  status(): ShovelStatus {
+    const status = {
+      name: this.#name,
+      vhost: this.#host.broker.vhost,
+      type: 'dynamic' as const,
+      state: this.#state,
+      source: maskUri(this.#sourceUri),
+      destination: maskUri(this.#destinationUri),
+      forwarded: this.#forwarded,
+      inFlight: this.#inFlight,
+      pending: this.#pending(),
+    };
+    return this.#reason === undefined ? status : { ...status, reason: this.#reason };
+  }
+
+  /** Stops for good: closes both ends, the unacknowledged messages going back to the source. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#attempt++;
+    if (this.#timer) this.#host.clock.clearTimeout(this.#timer);
+    await this.#closeEnds();
+  }
+
+  async #run(): Promise<void> {
+    const attempt = ++this.#attempt;
+    const d = this.#definition;
+    this.#sourceUri = pick(d['src-uri'], this.#tries);
+    this.#destinationUri = pick(d['dest-uri'], this.#tries);
+    this.#setState('starting');
+    const fail: OnFailure = (error) => this.#fail(attempt, error);
+    try {
+      const ackMode = d['ack-mode'] ?? 'on-confirm';
+      const spec: SourceSpec = {
+        queue: d['src-queue'],
+        queueArgs: d['src-queue-args'],
+        exchange: d['src-exchange'],
+        exchangeKey: d['src-exchange-key'] ?? '#',
+        consumerArgs: d['src-consumer-args'],
+        prefetch: d['src-prefetch-count'] ?? DEFAULT_PREFETCH,
+        noAck: ackMode === 'no-ack',
+      };
+      const broker = this.#host.broker;
+      const source = isLocal(this.#sourceUri, broker.vhost)
+        ? await localSource(broker, spec)
+        : await remoteSource(this.#sourceUri, this.#name, spec, fail);
+      this.#source = source;
+      this.#pending = () => source.pending();
+      if (attempt !== this.#attempt) return void (await this.#closeEnds());
+      const destinationSpec = {
+        queue: d['dest-queue'],
+        queueArgs: d['dest-queue-args'],
+        confirm: ackMode === 'on-confirm',
+      };
+      this.#destination = isLocal(this.#destinationUri, broker.vhost)
+        ? await localDestination(broker, destinationSpec)
+        : await remoteDestination(this.#destinationUri, this.#name, destinationSpec, fail);
+      if (attempt !== this.#attempt) return void (await this.#closeEnds());
+      if (d['src-delete-after'] === 'queue-length' && this.#limit === undefined) {
+        this.#limit = source.pending() ?? 0;
+      }
+      this.#setState('running');
+      if (this.#limit !== undefined && this.#forwarded >= this.#limit) return this.#finish(attempt);
+      const forward = forwarder(
+        this.#name,
+        broker.vhost,
+        d,
+        this.#sourceUri,
+        this.#destinationUri,
+        () => this.#host.clock.now(),
+      );
+      await source.consume((delivery) => this.#forward(attempt, delivery, forward));
+    } catch (error) {
+      this.#fail(attempt, error);
+    }
+  }
+
+  #forward(attempt: number, delivery: Delivery, forward: ReturnType<typeof forwarder>): void {
+    const source = this.#source!;
+    const destination = this.#destination!;
+    if (attempt !== this.#attempt) return;
+    const d = this.#definition;
+    // Past the count to move: give it back (it stays in the queue, as with RabbitMQ).
+    if (this.#limit !== undefined && this.#forwarded + this.#inFlight >= this.#limit) {
+      source.requeue(delivery.tag).catch((error) => this.#fail(attempt, error));
+      return;
+    }
+    this.#inFlight++;
+    const exchange = d['dest-exchange'] ?? '';
+    const routingKey = d['dest-queue'] ?? d['dest-exchange-key'] ?? delivery.routingKey;
+    destination
+      .publish(exchange, routingKey, delivery.body, forward(delivery.properties))
+      .then(() => (d['ack-mode'] === 'no-ack' ? undefined : source.ack(delivery.tag)))
+      .then(() => {
+        if (attempt !== this.#attempt) return;
+        this.#inFlight--;
+        this.#forwarded++;
+        if (this.#limit !== undefined && this.#forwarded >= this.#limit) this.#finish(attempt);
+      })
+      .catch((error) => this.#fail(attempt, error));
+  }
+
+  #fail(attempt: number, error: unknown): void {
+    if (attempt !== this.#attempt || this.#stopped) return;
+    this.#attempt++;
+    this.#tries++;
+    this.#inFlight = 0;
+    this.#reason = this.#masked(error);
+    this.#setState('terminated');
+    void this.#closeEnds();
+    const delay = this.#definition['reconnect-delay'] ?? DEFAULT_RECONNECT_DELAY;
+    // As in RabbitMQ, a delay of 0 means no restart.
+    if (delay > 0) {
+      this.#timer = this.#host.clock.setTimeout(() => {
+        this.#timer = undefined;
+        if (!this.#stopped) void this.#run();
+      }, delay * 1000);
+    }
+  }
+
+  #finish(attempt: number): void {
+    if (attempt !== this.#attempt || this.#stopped) return;
+    this.#stopped = true;
+    this.#attempt++;
+    this.#setState('terminated');
+    void this.#closeEnds().then(() => {
+      publish({ name: this.#name, vhost: this.#host.broker.vhost, state: 'deleted' });
+      this.#onDeleted();
+      this.#host.finished(this.#name);
+    });
+  }
+
+  async #closeEnds(): Promise<void> {
+    const source = this.#source;
+    const destination = this.#destination;
+    this.#source = undefined;
+    this.#destination = undefined;
+    await source?.close().catch(() => {});
+    await destination?.close().catch(() => {});
+  }
+
+  #setState(state: ShovelState): void {
+    if (state !== 'terminated') this.#reason = undefined;
+    this.#state = state;
+    const event: ShovelEvent = { name: this.#name, vhost: this.#host.broker.vhost, state };
+    publish(this.#reason === undefined ? event : { ...event, reason: this.#reason });
+  }
+
+  /** The error's message with every password of the shovel's URIs masked. */
+  #masked(error: unknown): string {
+    let message = error instanceof Error ? error.message : String(error);
+    for (const uri of [this.#definition['src-uri'], this.#definition['dest-uri']].flat()) {
+      const password = passwordOf(uri);
+      if (password) message = message.split(password).join('***');
+      message = message.split(uri).join(maskUri(uri));
+    }
+    return message;
+  }
+}
+
+function publish(event: ShovelEvent): void {
+  if (shovelChannel.hasSubscribers) shovelChannel.publish(event);
+}
+
+function pick(uris: string | readonly string[], tries: number): string {
+  return typeof uris === 'string' ? uris : uris[tries % uris.length]!;
+}
+
+/**
+ * Whether a URI names the broker the shovel runs in: no host, as RabbitMQ reads `amqp://` (its
+ * own node). A vhost in the path must be this broker's.
+ */
+function isLocal(uri: string, vhost: string): boolean {
+  const url = new URL(uri);
+  if (url.hostname !== '') return false;
+  const named = decodeURIComponent(url.pathname.slice(1)) || vhost;
+  if (named !== vhost)
+    throw new Error(`no vhost '${named}' in this broker (its vhost is '${vhost}')`);
+  return true;
+}
+
+function passwordOf(uri: string): string {
+  try {
+    return decodeURIComponent(new URL(uri).password);
+  } catch {
+    return '';
+  }
+}
