@@ -4,9 +4,23 @@
 // the expected output of every example afresh.
 // AMQP_URL is not passed on: the migration example then runs on mqlite alone, as it prints here.
 // A directory of examples/ with a vitest.config.ts is a test suite as a user writes one: it is run
-// with Vitest and passes when its tests do (its report, with timings, is not compared).
+// with Vitest and passes when its tests do (its report, with timings, is not compared). One with a
+// jest.config.js is a CommonJS project run with Jest, `mqlite` mapped to the CommonJS build
+// (built first when dist/ lacks it).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const examples = new URL('../examples/', import.meta.url);
@@ -87,6 +101,42 @@ for (const suite of suites) {
     process.stdout.write(`examples/${suite}/ failed: exit ${run.status ?? run.signal}\n`);
   }
 }
-const total = files.length + suites.length;
+const jestSuites = readdirSync(examples, { withFileTypes: true })
+  .filter(
+    (entry) => entry.isDirectory() && existsSync(new URL(`${entry.name}/jest.config.js`, examples)),
+  )
+  .map((entry) => entry.name)
+  .sort();
+const cjs = new URL('../dist/cjs/', import.meta.url);
+if (jestSuites.length > 0 && !existsSync(new URL('mqlite.js', cjs))) {
+  process.stdout.write('\n--- building dist/ for the Jest examples (npm run build)\n');
+  const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(1);
+}
+for (const suite of jestSuites) {
+  process.stdout.write(`\n--- examples/${suite}/ (jest)\n`);
+  const rootDir = fileURLToPath(new URL(`${suite}/`, examples));
+  // `mqlite` found as `npm install mqlite` puts it, by the package's exports: the global setup
+  // through Node's NODE_PATH, the test files through Jest's modulePaths.
+  const modules = mkdtempSync(join(tmpdir(), 'mqlite-example-'));
+  symlinkSync(fileURLToPath(new URL('..', import.meta.url)), join(modules, 'mqlite'), 'dir');
+  const config = {
+    ...createRequire(import.meta.url)(`${rootDir}jest.config.js`),
+    rootDir,
+    modulePaths: [modules],
+  };
+  const jest = fileURLToPath(new URL('../node_modules/jest/bin/jest.js', import.meta.url));
+  const run = spawnSync(process.execPath, [jest, '--config', JSON.stringify(config)], {
+    stdio: 'inherit',
+    env: { ...process.env, AMQP_URL: undefined, NODE_PATH: modules },
+    timeout: 120_000,
+  });
+  rmSync(modules, { recursive: true, force: true });
+  if (run.status !== 0) {
+    failed++;
+    process.stdout.write(`examples/${suite}/ failed: exit ${run.status ?? run.signal}\n`);
+  }
+}
+const total = files.length + suites.length + jestSuites.length;
 process.stdout.write(`\nexamples: ${total - failed} passed, ${failed} failed\n`);
 process.exit(failed === 0 ? 0 : 1);

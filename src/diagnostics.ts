@@ -121,6 +121,10 @@ export type FaultKind =
   | 'delay'
   /** A connection no longer read nor written to, so the client's heartbeat check fires. */
   | 'stall'
+  /** Publishers blocked as under the memory alarm (`connection.blocked`). */
+  | 'block'
+  /** The block lifted (`connection.unblocked`), unless memory is over the watermark. */
+  | 'unblock'
   /** The broker closed and reopened on its storage and port. */
   | 'restart';
 

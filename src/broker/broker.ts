@@ -217,6 +217,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       const onError = options.onError ?? warnOnError;
       const damaged = new DamagedQueues(onError);
       storage.onDataLoss?.((loss) => damaged.report(loss));
+      await storage.open?.();
       const namespace = await storage.namespace(BROKER_NAMESPACE);
       broker = new Broker(
         storage,

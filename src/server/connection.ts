@@ -256,12 +256,19 @@ export class AmqpConnection implements ChannelHost {
     return true;
   }
 
-  /** Stops reading and writing, heartbeats included, until the peer gives up and goes. */
+  /**
+   * Stops reading and writing, heartbeats included, until the peer gives up and goes. Unread,
+   * its going is not seen: with heartbeats on, the server gives it up too, as RabbitMQ does a
+   * silent peer, so its consumers and unacked messages do not stay with it. It waits six
+   * intervals, so the client's own check (two or three) fires well before.
+   */
   stall(): void {
     this.#stalled = this.#readPaused = true;
     this.#socket.pause();
-    this.#heartbeats.stop();
     this.#output.close();
+    if (this.#heartbeatMs > 0)
+      this.#heartbeats.deadline(() => this.#destroy(), 6 * this.#heartbeatMs);
+    else this.#heartbeats.stop();
   }
 
   /** Sends every frame from now on `ms` later on the server's clock (0: at once again). */

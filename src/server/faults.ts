@@ -1,14 +1,17 @@
 /**
  * Faults a test injects into a running server: connections closed (320) or dropped, connection
- * attempts refused, channels closed with an error, frames delayed, connections stalled. `listen()` takes one
+ * attempts refused, channels closed with an error, frames delayed, connections stalled,
+ * publishers blocked (through the memory alarm's own machinery). `listen()` takes one
  * `ServerFaults` as its `faults` option and consults it as clients connect; `mqlite/testing/server`
  * drives it. Every fault is reported on `mqlite:fault` and touches no stored data: what a closed
  * connection held unacknowledged is requeued, as on any connection's end.
  */
 import type { Socket } from 'node:net';
 import { type FaultEvent, faultChannel } from '../diagnostics.js';
+import { ClosedError } from '../errors.js';
 import type { AmqpConnection } from './connection.js';
 import { AmqpException } from './errors.js';
+import type { MemoryAlarm } from './memory-alarm.js';
 
 /**
  * How a refused connection attempt ends: `'reset'`, a TCP reset as the client connects; 530 or
@@ -42,15 +45,18 @@ const CHANNEL_ERRORS: Readonly<Record<number, string>> = {
 
 export class ServerFaults {
   #connections: ReadonlySet<AmqpConnection> = new Set();
+  #alarm: MemoryAlarm | undefined;
   #refusals = 0;
   #refusal: Refusal = 'reset';
 
   /**
-   * The connections of the server now listening (a restarted one replaces the last).
+   * The connections and memory alarm of the server now listening (a restarted one replaces the
+   * last).
    * @internal
    */
-  attach(connections: ReadonlySet<AmqpConnection>): void {
+  attach(connections: ReadonlySet<AmqpConnection>, alarm: MemoryAlarm): void {
     this.#connections = connections;
+    this.#alarm = alarm;
   }
 
   /** The connections open now. */
@@ -171,6 +177,31 @@ export class ServerFaults {
       report('stall', c);
     }
     return hit.length;
+  }
+
+  /**
+   * Raises the memory alarm whatever memory reads, as `rabbitmqctl set_vm_memory_high_watermark 0`
+   * does: every connection that publishes is blocked at its next publish (`connection.blocked`,
+   * reason 'low on memory', to those that announced the capability) and not read until
+   * `unblock()`; what it published meanwhile waits, and is routed then. Consumers go on. A
+   * restart clears it, as on RabbitMQ.
+   */
+  block(): void {
+    this.#attached().hold(true);
+    if (faultChannel.hasSubscribers) faultChannel.publish({ fault: 'block' } satisfies FaultEvent);
+  }
+
+  /** Lifts `block()`: the blocked connections get `connection.unblocked` and are read again. */
+  unblock(): void {
+    this.#attached().hold(false);
+    if (faultChannel.hasSubscribers) {
+      faultChannel.publish({ fault: 'unblock' } satisfies FaultEvent);
+    }
+  }
+
+  #attached(): MemoryAlarm {
+    if (!this.#alarm) throw new ClosedError('no server uses these faults yet');
+    return this.#alarm;
   }
 
   #matching(match: ConnectionMatch): AmqpConnection[] {

@@ -2,7 +2,7 @@
  * The server's memory alarm, RabbitMQ's (`vm_memory_high_watermark`): the process's memory is
  * read every `intervalMs` on the server's clock; at or above the high watermark the alarm is
  * raised and publishing connections are blocked (see connection.ts), below it the alarm clears
- * and they are unblocked. Consumers go on meanwhile, so queues drain. Each change is published
+ * and they are unblocked. A test holds it raised through `ServerFaults.block()`. Consumers go on meanwhile, so queues drain. Each change is published
  * on `mqlite:alarm`; `server.alarms()` answers RabbitMQ's local-alarms health check.
  */
 import os from 'node:os';
@@ -69,6 +69,8 @@ export class MemoryAlarm {
   readonly limit: number;
   #used = 0;
   #raised = false;
+  /** Held raised whatever memory reads (see `hold`). */
+  #held = false;
   readonly #read: () => number;
   readonly #clock: Clock;
   readonly #intervalMs: number;
@@ -100,10 +102,19 @@ export class MemoryAlarm {
     return this.#raised ? [{ resource: 'memory', used: this.#used, limit: this.limit }] : [];
   }
 
+  /**
+   * Holds the alarm raised whatever memory reads, as RabbitMQ's watermark set to 0 does (how
+   * a test blocks publishers), or lets the readings decide again.
+   */
+  hold(held: boolean): void {
+    this.#held = held;
+    this.check();
+  }
+
   /** Reads the memory now, raising or clearing the alarm. */
   check(): void {
     this.#used = this.#read();
-    const raised = this.#used >= this.limit;
+    const raised = this.#held || this.#used >= this.limit;
     if (raised === this.#raised) return;
     this.#raised = raised;
     if (alarmChannel.hasSubscribers) {

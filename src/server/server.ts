@@ -123,7 +123,7 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
     for (const connection of connections) connection.setAlarm(raised);
   });
   const faults = options.faults;
-  faults?.attach(connections);
+  faults?.attach(connections, alarm);
   const accept = (socket: Socket, tls: boolean) => {
     if (broker.closed) {
       socket.destroy();

@@ -260,6 +260,12 @@ export interface StorageAdapter {
    * it is set are handed to it at once. The broker sets it to its `onError`.
    */
   onDataLoss?(listener: (loss: DataLossError) => void): void;
+  /**
+   * Optional: takes what the adapter holds while in use (an fs directory's lock), which making
+   * it does not. `Broker.open` calls it first; the other methods open it as well. Rejects when
+   * it cannot be had (a directory locked by another process).
+   */
+  open?(): Promise<void>;
   /** Opens a namespace (creating it if needed). Any string is a valid name. */
   namespace(name: string): Promise<Namespace>;
   /** Names of all namespaces that exist. */

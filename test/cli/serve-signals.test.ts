@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitsWithParent } from '../../src/cli/serve/parent-watch.js';
 import { cliBinary } from '../support/cli.js';
@@ -65,6 +67,40 @@ describe('mqlite serve and signals', () => {
       launcher.kill('SIGKILL');
       await until(() => closed, 'serve to stop after its parent');
       // The directory's lock was let go: another serve opens it.
+      const again = await serve(['--data', data, '--port', '0']);
+      expect((await again.stop()).code).toBe(0);
+    },
+    2 * DEADLINE_MS,
+  );
+
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    'under a real npx, a %s to npx alone stops serve and frees its directory',
+    async (signal) => {
+      // A project with mqlite's binary installed, as `npm install mqlite` leaves it.
+      const project = tempDir();
+      const bin = path.join(project, 'node_modules', '.bin');
+      fs.mkdirSync(bin, { recursive: true });
+      fs.writeFileSync(path.join(project, 'package.json'), '{ "private": true }\n');
+      const cli = await cliBinary();
+      fs.chmodSync(cli, 0o755);
+      fs.symlinkSync(cli, path.join(bin, 'mqlite'));
+      const data = path.join(project, 'data');
+      const npx = spawn('npx', ['--offline', 'mqlite', 'serve', '--data', data, '--port', '0'], {
+        cwd: project,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      npx.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+      });
+      // npx, its shell and serve write to this pipe: it closes when the last has exited.
+      let closed = false;
+      npx.stdout.once('close', () => {
+        closed = true;
+      });
+      await until(() => stdout.includes('\n'), 'the URL line');
+      npx.kill(signal);
+      await until(() => closed, 'serve to stop after npx');
       const again = await serve(['--data', data, '--port', '0']);
       expect((await again.stop()).code).toBe(0);
     },

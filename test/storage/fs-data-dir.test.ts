@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { StorageError } from '../../src/errors.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
+import { openFsStorage } from '../support/open-fs.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-dir-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -16,17 +17,17 @@ describe('fs storage: the data directory', () => {
 
   test('missing parents are created', async () => {
     const dir = path.join(root, 'a', 'b', 'c');
-    const storage = fsStorage({ dir });
+    const storage = await openFsStorage({ dir });
     expect(fs.statSync(dir).isDirectory()).toBe(true);
     await storage.close();
   });
 
-  test('a parent that is a file is refused, naming it', () => {
+  test('a parent that is a file is refused, naming it', async () => {
     const file = path.join(root, 'file');
     fs.writeFileSync(file, 'x');
     const dir = path.join(file, 'data');
-    expect(() => fsStorage({ dir })).toThrow(StorageError);
-    expect(() => fsStorage({ dir })).toThrow(
+    await expect(openFsStorage({ dir })).rejects.toThrow(StorageError);
+    await expect(openFsStorage({ dir })).rejects.toThrow(
       expect.objectContaining({
         code: 'MQLITE_STORAGE',
         replyCode: 541,
@@ -38,8 +39,8 @@ describe('fs storage: the data directory', () => {
 
   test.runIf(fs.existsSync('/proc/self'))(
     'a directory the file system will not create fails at once (no endless retry in /proc)',
-    () => {
-      expect(() => fsStorage({ dir: '/proc/nope' })).toThrow(
+    async () => {
+      await expect(openFsStorage({ dir: '/proc/nope' })).rejects.toThrow(
         expect.objectContaining({
           code: 'MQLITE_STORAGE',
           ioCode: 'ENOENT',

@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { CorruptionError, FormatVersionError } from '../../src/errors.js';
 import { crc32 } from '../../src/storage/fs/checksum.js';
-import { fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
 import type { Log, Namespace, StorageAdapter } from '../../src/storage/types.js';
 import { testRecordCodec } from '../../src/testing/index.js';
+import { openFsStorage } from '../support/open-fs.js';
 import { framesOf, toLayout1 } from '../support/segment-file.js';
 
 const fixture = (version: number) =>
@@ -42,7 +42,7 @@ function removeIndexes(dir: string): void {
   }
 }
 
-const open = (dir: string): StorageAdapter => fsStorage({ dir, fsync: 'never' });
+const open = (dir: string): Promise<StorageAdapter> => openFsStorage({ dir, fsync: 'never' });
 
 async function openLog(storage: StorageAdapter, ns: string, name: string): Promise<Log<string>> {
   return (await storage.namespace(ns)).openLog(name, testRecordCodec);
@@ -84,7 +84,7 @@ describe.each(
   async function openFixture(): Promise<{ dir: string; storage: StorageAdapter }> {
     const dir = copyFixture(version);
     prepare(dir);
-    return { dir, storage: open(dir) };
+    return { dir, storage: await open(dir) };
   }
 
   test('lists its namespaces and logs by their original names', async () => {
@@ -164,7 +164,7 @@ describe.each(
     // The cut tail is gone for good: the next record takes its offset.
     expect(log.append('t4 again', T0 + 2)).toBe(4);
     await storage.close();
-    const reopened = open(dir);
+    const reopened = await open(dir);
     expect(readAll(await openLog(reopened, 'app', 'torn')).map((r) => r[1])).toEqual([
       't2',
       't3',
@@ -206,7 +206,7 @@ describe.each(
     log.markDeleted(1);
     (await storage.namespace('app')).meta.set('offset:reader', 8);
     await storage.close();
-    const reopened = open(dir);
+    const reopened = await open(dir);
     const again = await openLog(reopened, 'app', 'events');
     expect(readAll(again).map((r) => r[0])).toEqual([3, 4, 6, 7, 8]);
     expect(again.get(8)).toBe('eighth');
@@ -240,7 +240,7 @@ describe('the format version of a data directory', () => {
 
   test('a new directory is marked with the current format version', async () => {
     const dir = path.join(root, `new${++n}`);
-    const storage = open(dir);
+    const storage = await open(dir);
     expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
     await storage.close();
   });
@@ -249,7 +249,7 @@ describe('the format version of a data directory', () => {
     'a format %i directory is marked current on open; appends go to a new segment of the current layout',
     async (version) => {
       const dir = copyFixture(version);
-      const storage = open(dir);
+      const storage = await open(dir);
       expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
       const log = await openLog(storage, 'app', 'events');
       // Segment 3 holds offset 7 and has room for two more 20-byte records, but frames of two
@@ -272,7 +272,7 @@ describe('the format version of a data directory', () => {
       // Span checksums are kept for layout 1 segments whose frames were verified (a version 1
       // index stays so); layout 2 segments' chunks carry their own, in a version 1 index.
       expect([1, 2, 3, 4].map(indexOf)).toEqual(version === 1 ? [1, 1, 1, 1] : [2, 2, 2, 1]);
-      const reopened = open(dir);
+      const reopened = await open(dir);
       const again = await openLog(reopened, 'app', 'events');
       expect(readAll(again).map((r) => r[0])).toEqual([1, 3, 4, 6, 7, 8, 9, 10]);
       await reopened.close();
@@ -283,7 +283,7 @@ describe('the format version of a data directory', () => {
     'a format %i directory gets its segment lists on open, so a segment lost later is reported',
     async (version) => {
       const dir = copyFixture(version);
-      const storage = open(dir);
+      const storage = await open(dir);
       expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
       expect(readAll(await openLog(storage, 'app', 'events')).map((r) => r[0])).toEqual([
         1, 3, 4, 6, 7,
@@ -291,7 +291,7 @@ describe('the format version of a data directory', () => {
       await storage.close();
       expect(fs.existsSync(path.join(dir, 'app', 'events', '~segments'))).toBe(true);
       fs.unlinkSync(segmentFile(dir, 'events', 2));
-      const reopened = open(dir);
+      const reopened = await open(dir);
       const losses: unknown[] = [];
       reopened.onDataLoss?.((loss) => losses.push(loss));
       const log = await openLog(reopened, 'app', 'events');
@@ -307,7 +307,7 @@ describe('the format version of a data directory', () => {
     'a format %i directory gets the lists of its logs on open, so a log lost later is reported',
     async (version) => {
       const dir = copyFixture(version);
-      const storage = open(dir);
+      const storage = await open(dir);
       const listed = ['app', 'other'].map((ns) => fs.existsSync(path.join(dir, ns, '~logs')));
       expect(listed).toEqual([true, true]);
       expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
@@ -315,7 +315,7 @@ describe('the format version of a data directory', () => {
       await storage.close();
       const lost = path.join(dir, 'app', encodeName('Orders/€ 1'));
       fs.rmSync(lost, { recursive: true });
-      const reopened = open(dir);
+      const reopened = await open(dir);
       const losses: unknown[] = [];
       reopened.onDataLoss?.((loss) => losses.push(loss));
       const app = await reopened.namespace('app');
@@ -332,7 +332,7 @@ describe('the format version of a data directory', () => {
     const dir = path.join(root, `mount${++n}`);
     fs.mkdirSync(path.join(dir, 'lost+found'), { recursive: true });
     fs.writeFileSync(path.join(dir, '.keep'), '');
-    const storage = open(dir);
+    const storage = await open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
     expect(fs.readFileSync(formatFile(dir), 'utf8')).toBe(`mqlite-fs ${CURRENT}\n`);
@@ -344,7 +344,7 @@ describe('the format version of a data directory', () => {
     fs.writeFileSync(formatFile(dir), `mqlite-fs ${CURRENT + 1}\n`);
     let error: unknown;
     try {
-      open(dir);
+      await open(dir);
     } catch (thrown) {
       error = thrown;
     }
@@ -365,16 +365,16 @@ describe('the format version of a data directory', () => {
     );
   });
 
-  test('a garbled FORMAT file is corruption', () => {
+  test('a garbled FORMAT file is corruption', async () => {
     const dir = copyFixture();
     fs.writeFileSync(formatFile(dir), 'mqlite-fs one\n');
-    expect(() => open(dir)).toThrow(`data directory '${dir}' has a garbled FORMAT`);
+    await expect(open(dir)).rejects.toThrow(`data directory '${dir}' has a garbled FORMAT`);
   });
 
-  test('a directory holding namespaces but no FORMAT file is refused', () => {
+  test('a directory holding namespaces but no FORMAT file is refused', async () => {
     const dir = copyFixture();
     fs.unlinkSync(formatFile(dir));
-    expect(() => open(dir)).toThrow(
+    await expect(open(dir)).rejects.toThrow(
       expect.objectContaining({
         code: 'MQLITE_CORRUPTION',
         message: `INTERNAL_ERROR - data directory '${dir}' holds namespace 'app' but no FORMAT file, so its format version is unknown`,
@@ -390,7 +390,7 @@ describe('the format version of a data directory', () => {
     bytes.writeUInt32LE(3, 4);
     bytes.writeUInt32LE(crc32(bytes.subarray(0, 20)), 20);
     fs.writeFileSync(file, bytes);
-    const storage = open(dir);
+    const storage = await open(dir);
     const app: Namespace = await storage.namespace('app');
     await expect(app.openLog('events', testRecordCodec)).rejects.toThrow(
       `segment ${file} has layout 3, expected 1 or 2`,
@@ -402,7 +402,7 @@ describe('the format version of a data directory', () => {
 describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote them)', () => {
   test('are read at scale, checked frame by frame, and compacted into the current layout', async () => {
     const dir = path.join(root, `layout1-${++n}`);
-    let storage = open(dir);
+    let storage = await open(dir);
     let log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
       segmentBytes: 32 * 1024,
     });
@@ -423,14 +423,14 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
     const damaged = Buffer.from(intact);
     damaged[target.pos + 30] = damaged[target.pos + 30]! ^ 1;
     fs.writeFileSync(second, damaged);
-    storage = open(dir);
+    storage = await open(dir);
     await expect((await storage.namespace('q')).openLog('log', testRecordCodec)).rejects.toThrow(
       `record in ${second} at byte ${target.pos} fails its checksum`,
     );
     await storage.close();
     fs.writeFileSync(second, intact);
 
-    storage = open(dir);
+    storage = await open(dir);
     log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
     expect(readAll(log).map((r) => r[1])).toEqual(
       Array.from({ length: 1000 }, (_, i) => record(i + 1)),
@@ -451,7 +451,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
     expect(fs.readFileSync(path.join(logDir, '0000000003.seg')).readUInt32LE(4)).toBe(1);
 
     removeIndexes(dir);
-    storage = open(dir);
+    storage = await open(dir);
     log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
     const expected = Array.from({ length: 1000 }, (_, i) => i + 1).filter(
       (o) => o < seg2.firstOffset || o >= seg2.firstOffset + seg2.count || keep.has(o),
@@ -484,7 +484,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
   /** A closed log of records of varied sizes over several segments, rewritten in layout 1. */
   async function layout1Log(): Promise<{ dir: string; files: string[] }> {
     const dir = path.join(root, `spans${++n}`);
-    const storage = open(dir);
+    const storage = await open(dir);
     const log = await (await storage.namespace('q')).openLog('log', testRecordCodec, {
       segmentBytes: 64 * 1024,
     });
@@ -506,7 +506,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
     const { dir, files } = await layout1Log();
     expect(files.length).toBeGreaterThan(2);
     // Scanned on open, each verified frame extends the checksums; the index is written on close.
-    let storage = open(dir);
+    let storage = await open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
     for (const seg of files) expect(expectSpanChecksumsOf(seg)).toBeGreaterThan(3);
@@ -518,11 +518,11 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
     const frames = framesOf(tail);
     fs.truncateSync(tail, frames[Math.floor(frames.length / 2)]!.pos);
     fs.unlinkSync(tail.replace(/\.seg$/, '.idx'));
-    storage = open(dir);
+    storage = await open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
     fs.writeFileSync(tail, whole);
-    storage = open(dir);
+    storage = await open(dir);
     const log = await (await storage.namespace('q')).openLog('log', testRecordCodec);
     expect(readAll(log).map((r) => r[1])).toEqual(
       Array.from({ length: 700 }, (_, i) => spanRecord(i + 1)),
@@ -533,7 +533,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
 
   test('damage anywhere is found at its frame, after every record before it', async () => {
     const { dir, files } = await layout1Log();
-    const storage = open(dir);
+    const storage = await open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec); // writes the indexes
     await storage.close();
     const file = files[0]!;
@@ -543,7 +543,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
       const copy = Buffer.from(bytes);
       copy[frames[damaged]!.pos + 30] = copy[frames[damaged]!.pos + 30]! ^ 0x01;
       fs.writeFileSync(file, copy);
-      const again = open(dir);
+      const again = await open(dir);
       const log = await (await again.namespace('q')).openLog('log', testRecordCodec);
       const seen: number[] = [];
       const cursor = log.cursor();
@@ -561,7 +561,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
 
   test('a span checksum in the index that disagrees with intact records loses none of them', async () => {
     const { dir, files } = await layout1Log();
-    let storage = open(dir);
+    let storage = await open(dir);
     await (await storage.namespace('q')).openLog('log', testRecordCodec);
     await storage.close();
     const index = files[0]!.replace(/\.seg$/, '.idx');
@@ -574,7 +574,7 @@ describe('segments of layout 1 (a checksum per frame, as formats 1 and 2 wrote t
     idx.writeUInt32LE((idx.readUInt32LE(at) ^ 1) >>> 0, at);
     idx.writeUInt32LE(crc32(idx.subarray(0, end)), end);
     fs.writeFileSync(index, idx);
-    storage = open(dir);
+    storage = await open(dir);
     const records = readAll(await (await storage.namespace('q')).openLog('log', testRecordCodec));
     expect(records.map((r) => r[1])).toEqual(
       Array.from({ length: 700 }, (_, i) => spanRecord(i + 1)),

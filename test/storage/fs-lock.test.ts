@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { afterAll, describe, expect, test } from 'vitest';
+import { Broker } from '../../src/broker/broker.js';
 import { ResourceLockedError } from '../../src/errors.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { bundled } from '../support/bundle.js';
+import { openFsStorage } from '../support/open-fs.js';
 
 // Bundled: started through a TypeScript loader, each contender takes seconds on a loaded machine.
 const contender = await bundled(new URL('./fixtures/lock-contender.ts', import.meta.url));
@@ -103,8 +105,10 @@ describe('fs lock: between processes', () => {
         const dir = freshDir();
         expect(await holder.send(`open 0 ${dir}`)).toBe('won');
         fs.writeFileSync(lockFile(dir), content);
-        expect(() => fsStorage({ dir })).toThrow(ResourceLockedError);
-        expect(() => fsStorage({ dir })).toThrow(/names no process \(empty or garbled\)/);
+        await expect(openFsStorage({ dir })).rejects.toThrow(ResourceLockedError);
+        await expect(openFsStorage({ dir })).rejects.toThrow(
+          /names no process \(empty or garbled\)/,
+        );
         expect(fs.readFileSync(lockFile(dir), 'utf8')).toBe(content);
         expect(await holder.send('release')).toBe('released');
       }
@@ -119,7 +123,7 @@ describe('fs lock: taking over', () => {
     const dir = freshDir();
     fs.mkdirSync(dir);
     fs.writeFileSync(lockFile(dir), String(deadPid()));
-    const adapter = fsStorage({ dir });
+    const adapter = await openFsStorage({ dir });
     expect(fs.readFileSync(lockFile(dir), 'utf8')).toBe(String(process.pid));
     await adapter.close();
     expect(fs.existsSync(lockFile(dir))).toBe(false);
@@ -131,19 +135,19 @@ describe('fs lock: taking over', () => {
     const [holder, taker] = [deadPid(), deadPid()];
     fs.writeFileSync(lockFile(dir), String(holder));
     fs.writeFileSync(`${lockFile(dir)}.break-${holder}`, String(taker));
-    const adapter = fsStorage({ dir });
+    const adapter = await openFsStorage({ dir });
     expect(fs.readFileSync(lockFile(dir), 'utf8')).toBe(String(process.pid));
     expect(fs.readdirSync(dir).sort()).toEqual(['FORMAT', 'LOCK']);
     await adapter.close();
   });
 
-  test('a takeover under way by a live process is left to it', () => {
+  test('a takeover under way by a live process is left to it', async () => {
     const dir = freshDir();
     fs.mkdirSync(dir);
     const holder = deadPid();
     fs.writeFileSync(lockFile(dir), String(holder));
     fs.writeFileSync(`${lockFile(dir)}.break-${holder}`, String(process.ppid));
-    expect(() => fsStorage({ dir })).toThrow(
+    await expect(openFsStorage({ dir })).rejects.toThrow(
       expect.objectContaining({
         code: 'MQLITE_RESOURCE_LOCKED',
         message: expect.stringContaining(`locked by process ${process.ppid}`),
@@ -155,28 +159,58 @@ describe('fs lock: taking over', () => {
 });
 
 describe('fs lock: in one process', () => {
-  test('one directory reached through a symlink is the same directory', async () => {
-    const dir = freshDir();
-    const link = `${dir}-link`;
+  test('fsStorage() touches nothing: the directory is made and locked when a broker opens it', async () => {
+    const dir = path.join(freshDir(), 'data');
     const first = fsStorage({ dir });
-    fs.symlinkSync(dir, link);
-    expect(() => fsStorage({ dir: link })).toThrow(
+    const second = fsStorage({ dir });
+    expect(fs.existsSync(dir)).toBe(false);
+    const broker = await Broker.open({ storage: first });
+    expect(fs.readFileSync(lockFile(dir), 'utf8')).toBe(String(process.pid));
+    // The second broker on the same directory is refused, and closes the adapter it was given.
+    await expect(Broker.open({ storage: second })).rejects.toThrow(
       expect.objectContaining({
         code: 'MQLITE_RESOURCE_LOCKED',
         message: expect.stringContaining('already open in this process'),
       }),
     );
-    expect(() => fsStorage({ dir: path.join(link, '.') })).toThrow(ResourceLockedError);
+    await broker.close();
+    expect(fs.existsSync(lockFile(dir))).toBe(false);
+    const again = await Broker.open({ storage: fsStorage({ dir }) });
+    await again.close();
+  });
+
+  test('an adapter closed before use never takes the lock', async () => {
+    const dir = freshDir();
+    const unused = fsStorage({ dir });
+    await unused.close();
+    expect(fs.existsSync(dir)).toBe(false);
+    await expect(unused.listNamespaces()).rejects.toThrow(
+      expect.objectContaining({ code: 'MQLITE_CLOSED' }),
+    );
+  });
+
+  test('one directory reached through a symlink is the same directory', async () => {
+    const dir = freshDir();
+    const link = `${dir}-link`;
+    const first = await openFsStorage({ dir });
+    fs.symlinkSync(dir, link);
+    await expect(openFsStorage({ dir: link })).rejects.toThrow(
+      expect.objectContaining({
+        code: 'MQLITE_RESOURCE_LOCKED',
+        message: expect.stringContaining('already open in this process'),
+      }),
+    );
+    await expect(openFsStorage({ dir: path.join(link, '.') })).rejects.toThrow(ResourceLockedError);
     await first.close();
-    const second = fsStorage({ dir: link });
+    const second = await openFsStorage({ dir: link });
     await second.close();
   });
 
-  test('nothing is written to a directory before its lock is taken', () => {
+  test('nothing is written to a directory before its lock is taken', async () => {
     const dir = freshDir();
     fs.mkdirSync(dir);
     fs.writeFileSync(lockFile(dir), String(process.ppid));
-    expect(() => fsStorage({ dir })).toThrow(ResourceLockedError);
+    await expect(openFsStorage({ dir })).rejects.toThrow(ResourceLockedError);
     expect(fs.readdirSync(dir)).toEqual(['LOCK']);
   });
 });

@@ -687,18 +687,23 @@ describe('fs storage: one user per directory', () => {
   test('a second adapter on an open directory is refused until the first is closed', async () => {
     const dir = freshDir();
     const first = open(dir);
-    expect(() => open(dir)).toThrow(expect.objectContaining(locked(dir, process.pid)));
+    await first.open!();
+    await expect(open(dir).open!()).rejects.toThrow(
+      expect.objectContaining(locked(dir, process.pid)),
+    );
     await first.close();
     const second = open(dir);
     await second.close();
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
   });
 
-  test('a directory locked by another live process is refused, naming it', () => {
+  test('a directory locked by another live process is refused, naming it', async () => {
     const dir = freshDir();
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'LOCK'), String(process.ppid));
-    expect(() => open(dir)).toThrow(expect.objectContaining(locked(dir, process.ppid)));
+    await expect(open(dir).listNamespaces()).rejects.toThrow(
+      expect.objectContaining(locked(dir, process.ppid)),
+    );
     expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8')).toBe(String(process.ppid));
   });
 

@@ -4,7 +4,8 @@
  * `<dir>/FORMAT` records the format version (see format.ts).
  *
  * Names are encoded so they never leave `dir` (see names.ts). One adapter at a time uses a
- * directory: opening takes the `LOCK` file and closing releases it (see lock.ts).
+ * directory: its first use (the broker opening it) creates the directory and takes the `LOCK`
+ * file, and closing releases it (see lock.ts).
  */
 import path from 'node:path';
 import { ClosedError, type DataLossError, StorageError } from '../../errors.js';
@@ -37,7 +38,7 @@ export { lockHolder } from './lock.js';
 
 /** Options of {@link fsStorage}. */
 export interface FsStorageOptions {
-  /** The data directory (created if missing). */
+  /** The data directory (created, if missing, when the adapter is first used). */
   readonly dir: string;
   /** Segment size, by the records' `byteLength`, for logs opened without one (default 8 MiB). */
   readonly segmentBytes?: number;
@@ -62,22 +63,24 @@ export interface FsStorageOptions {
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 
 /**
- * Creates a filesystem storage adapter, taking the directory's lock until `close()`.
+ * Creates a filesystem storage adapter. Creating it touches nothing: its first use (the broker
+ * opening it) creates the directory and takes its lock, held until `close()`. The errors below
+ * then reject that use (`Broker.open`).
  *
  * ```ts
  * const broker = await Broker.open({ storage: fsStorage({ dir: './data' }) });
  * ```
  *
  * @throws TypeError when `dir` is missing or empty.
- * @throws StorageError (541) when the directory cannot be created (a parent is a file, the
- *   file system refuses it).
- * @throws ResourceLockedError (405) when another adapter of this process (through any path to
- *   the same directory), or another live process, has the directory open. A lock left by a
- *   process that died is taken over.
- * @throws FormatVersionError (540) when the directory is in a format version this code does
- *   not read.
- * @throws CorruptionError (`MQLITE_CORRUPTION`) when the directory holds data without a format
- *   marker or its marker is garbled (see FORMAT.md).
+ * @throws StorageError (541), on first use, when the directory cannot be created (a parent is a
+ *   file, the file system refuses it).
+ * @throws ResourceLockedError (405), on first use, when another adapter of this process (through
+ *   any path to the same directory), or another live process, has the directory open. A lock
+ *   left by a process that died is taken over.
+ * @throws FormatVersionError (540), on first use, when the directory is in a format version
+ *   this code does not read.
+ * @throws CorruptionError (`MQLITE_CORRUPTION`), on first use, when the directory holds data
+ *   without a format marker or its marker is garbled (see FORMAT.md).
  */
 export function fsStorage(options: FsStorageOptions): StorageAdapter {
   if (typeof options !== 'object' || options === null || typeof options.dir !== 'string') {
@@ -132,6 +135,7 @@ export function openFsSnapshot(dir: string): FsSnapshot {
     segmentBytes: DEFAULT_SEGMENT_BYTES,
   };
   const storage = new FsAdapter(at, settings, false);
+  storage.openSync();
   return { storage, formatVersion: storage.formatVersion, holder };
 }
 
@@ -160,9 +164,9 @@ class FsAdapter implements StorageAdapter {
   readonly #dir: string;
   readonly #settings: FsSettings;
   readonly #namespaces = new Map<string, FsNamespace>();
-  readonly #unlock: () => void;
-  /** The format version found on open. */
-  readonly formatVersion: number;
+  readonly #lock: boolean;
+  #unlock: (() => void) | undefined;
+  #formatVersion = 0;
   #closed = false;
   /** Losses found before anyone listened, handed to the first listener. */
   readonly #unheard: DataLossError[] = [];
@@ -171,6 +175,7 @@ class FsAdapter implements StorageAdapter {
   /** With `lock` false (a snapshot), the directory must exist and its lock is not taken. */
   constructor(dir: string, settings: Omit<FsSettings, 'report'>, lock: boolean) {
     this.#dir = dir;
+    this.#lock = lock;
     this.#settings = {
       ...settings,
       report: (loss) => {
@@ -178,17 +183,37 @@ class FsAdapter implements StorageAdapter {
         else this.#unheard.push(loss);
       },
     };
-    this.#unlock = lock ? lockDirectory(makeDataDirectory(dir)) : () => {};
+  }
+
+  /** The format version found on open. */
+  get formatVersion(): number {
+    return this.#formatVersion;
+  }
+
+  async open(): Promise<void> {
+    this.openSync();
+  }
+
+  /**
+   * Creates the directory, takes its lock and checks its format, once: on first use, so that
+   * an adapter made and never used (or handed to a broker that fails first) holds nothing.
+   */
+  openSync(): void {
+    this.#check();
+    if (this.#unlock) return;
+    const { io, policy } = this.#settings;
+    const unlock = this.#lock ? lockDirectory(makeDataDirectory(this.#dir)) : () => {};
     try {
-      const fsync = settings.policy !== 'never';
-      this.formatVersion = checkFormat(settings.io, dir, fsync, (from) => {
-        if (from < 5) writeLogLists(settings.io, dir, fsync);
+      const fsync = policy !== 'never';
+      this.#formatVersion = checkFormat(io, this.#dir, fsync, (from) => {
+        if (from < 5) writeLogLists(io, this.#dir, fsync);
       });
-      finishRemovals(settings.io, dir);
+      finishRemovals(io, this.#dir);
     } catch (error) {
-      this.#unlock();
+      unlock();
       throw error;
     }
+    this.#unlock = unlock;
   }
 
   onDataLoss(listener: (loss: DataLossError) => void): void {
@@ -197,7 +222,7 @@ class FsAdapter implements StorageAdapter {
   }
 
   async namespace(name: string): Promise<Namespace> {
-    this.#check();
+    this.openSync();
     checkName(name, 'namespace');
     const open = this.#namespaces.get(name);
     if (open) return open;
@@ -214,12 +239,12 @@ class FsAdapter implements StorageAdapter {
   }
 
   async listNamespaces(): Promise<string[]> {
-    this.#check();
+    this.openSync();
     return listNamedDirs(this.#settings.io, this.#dir);
   }
 
   async deleteNamespace(name: string): Promise<void> {
-    this.#check();
+    this.openSync();
     checkName(name, 'namespace');
     this.#namespaces.get(name)?.destroy();
     const { io, policy } = this.#settings;
@@ -237,7 +262,7 @@ class FsAdapter implements StorageAdapter {
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
-      this.#unlock();
+      this.#unlock?.();
     }
   }
 
@@ -246,7 +271,7 @@ class FsAdapter implements StorageAdapter {
     if (this.#closed) return;
     this.#closed = true;
     for (const ns of [...this.#namespaces.values()]) ns.destroy();
-    this.#unlock();
+    this.#unlock?.();
   }
 
   #check(): void {

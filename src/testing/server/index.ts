@@ -8,7 +8,11 @@ export {
   type Refusal,
   ServerFaults,
 } from '../../server/faults.js';
-export { brokerGlobalSetup, type GlobalSetupOptions } from './global-setup.js';
+export {
+  brokerGlobalSetup,
+  brokerGlobalTeardown,
+  type GlobalSetupOptions,
+} from './global-setup.js';
 export {
   MqliteContainer,
   type StartBrokerOptions,

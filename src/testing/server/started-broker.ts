@@ -54,7 +54,7 @@ export interface StartedBroker extends AsyncDisposable {
   readonly clock: ManualClock | undefined;
   /** The data directory of fs storage; undefined for memory. */
   readonly dir: string | undefined;
-  /** Faults to inject: connections closed, dropped, refused, stalled; channels closed. */
+  /** Faults to inject: connections closed, dropped, refused, delayed, stalled; channels closed; publishers blocked. */
   readonly faults: ServerFaults;
   /** The AMQP URL, as testcontainers' `StartedRabbitMQContainer.getAmqpUrl()`. */
   getAmqpUrl(): string;

@@ -44,6 +44,22 @@ export const closingTests: ConformanceTests = {
     assert.equal(again.meta.get('k'), 1);
   },
 
+  async 'open(), where the adapter has it, may be called again and after first use'(h) {
+    if (!h.adapter.open) return;
+    await h.adapter.open();
+    await h.adapter.open();
+    await h.adapter.namespace(NS);
+    await h.adapter.open();
+    assert.deepEqual(await h.adapter.listNamespaces(), [NS]);
+  },
+
+  async 'an adapter closed before any use throws MQLITE_CLOSED'(h) {
+    await h.adapter.close();
+    await throwsClosed('namespace', () => h.adapter.namespace(NS));
+    await throwsClosed('listNamespaces', () => h.adapter.listNamespaces());
+    if (h.adapter.open) await throwsClosed('open', () => h.adapter.open!());
+  },
+
   async 'a closed adapter throws MQLITE_CLOSED and closing again is harmless'(h) {
     const ns = await h.adapter.namespace(NS);
     const log = await ns.openLog('log', h.codec);

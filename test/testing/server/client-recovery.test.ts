@@ -22,6 +22,19 @@ const FAULTS: [string, (broker: StartedBroker) => Promise<unknown>][] = [
       await broker.faults.close({}, { drop: true });
     },
   ],
+  [
+    'a drop followed by a handshake refused with 530',
+    async (broker) => {
+      broker.faults.refuse(1, 530);
+      await broker.faults.close({}, { drop: true });
+    },
+  ],
+  [
+    'a stall, which the heartbeat check detects',
+    async (broker) => {
+      broker.faults.stall();
+    },
+  ],
   ['a restart', (broker) => broker.restart()],
 ];
 
@@ -30,7 +43,8 @@ const DEADLINE = { timeout: 20_000, interval: 20 };
 
 let broker: StartedBroker;
 beforeEach(async () => {
-  broker = await startBroker({ storage: 'fs' });
+  // A 1 s heartbeat, so a stalled connection is given up within seconds.
+  broker = await startBroker({ storage: 'fs', server: { heartbeat: 1 } });
 });
 afterEach(async () => {
   await broker.stop();
@@ -84,7 +98,12 @@ describe.each(FAULTS)('through %s', (_name, inject) => {
       },
     );
     consumer.on('error', () => {});
-    const publisher = rabbit.createPublisher({ confirm: true, maxAttempts: 5 });
+    // Declared by the publisher too: its first send must not race the consumer's declaration.
+    const publisher = rabbit.createPublisher({
+      confirm: true,
+      maxAttempts: 5,
+      queues: [{ queue: 'rc-jobs', durable: true }],
+    });
     try {
       await publisher.send({ routingKey: 'rc-jobs', durable: true }, 'before');
       await expect.poll(() => received, DEADLINE).toContain('before');
@@ -103,6 +122,8 @@ describe.each(FAULTS)('through %s', (_name, inject) => {
     const received: string[] = [];
     let connects = 0;
     const session = await AMQPSession.connect(broker.url, {
+      // Without heartbeats amqp-client never notices a stalled connection.
+      heartbeat: 1,
       reconnectInterval: 20,
       maxReconnectInterval: 100,
       onconnect: () => connects++,
@@ -159,6 +180,122 @@ describe.each(FAULTS)('through %s', (_name, inject) => {
       await refusalsSpent();
     } finally {
       await connection.close();
+    }
+  });
+});
+
+/**
+ * `block()` through each client's own handling of connection.blocked: the event each documents
+ * comes with RabbitMQ's reason, what is published while blocked is held by the server (not lost,
+ * not routed) and confirmed after `unblock()`.
+ */
+describe('through connection.blocked', () => {
+  /** Messages in `queue` now. */
+  const stored = (queue: string) => broker.broker.queues().find((q) => q.name === queue)?.messages;
+
+  /**
+   * Blocks, `send`s one message to `queue` and checks that it is held (not stored, not settled)
+   * until `unblock()`, with the client's `events` in order.
+   */
+  async function heldWhileBlocked(
+    events: string[],
+    queue: string,
+    send: () => Promise<unknown>,
+  ): Promise<void> {
+    const before = stored(queue);
+    broker.faults.block();
+    let settled = false;
+    const sending = send().then(() => {
+      settled = true;
+    });
+    await expect.poll(() => events, DEADLINE).toEqual(['blocked: low on memory']);
+    expect(settled).toBe(false);
+    expect(stored(queue)).toBe(before);
+    broker.faults.unblock();
+    await sending;
+    expect(events).toEqual(['blocked: low on memory', 'unblocked']);
+    expect(stored(queue)).toBe(before! + 1);
+  }
+
+  it("amqplib: 'blocked' and 'unblocked' are emitted; a confirm held while blocked comes after", async () => {
+    const connection = await amqplib.connect(broker.url);
+    const events: string[] = [];
+    connection.on('blocked', (reason: string) => events.push(`blocked: ${reason}`));
+    connection.on('unblocked', () => events.push('unblocked'));
+    try {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue('amqplib-blocked', { durable: true });
+      await heldWhileBlocked(events, 'amqplib-blocked', () => {
+        channel.sendToQueue('amqplib-blocked', Buffer.from('held'), { persistent: true });
+        return channel.waitForConfirms();
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("amqp-connection-manager: 'blocked' and 'unblocked' are emitted; a send while blocked resolves after", async () => {
+    const connection = amqp.connect([broker.url]);
+    const events: string[] = [];
+    connection.on('blocked', ({ reason }: { reason: string }) => events.push(`blocked: ${reason}`));
+    connection.on('unblocked', () => events.push('unblocked'));
+    const wrapper = connection.createChannel({
+      setup: (channel: Channel) => channel.assertQueue('acm-blocked', { durable: true }),
+    });
+    try {
+      await wrapper.waitForConnect();
+      await heldWhileBlocked(events, 'acm-blocked', () =>
+        wrapper.sendToQueue('acm-blocked', Buffer.from('held'), { persistent: true }),
+      );
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("rabbitmq-client: 'connection.blocked' and 'connection.unblocked' are emitted; a confirmed send resolves after", async () => {
+    const rabbit = new Connection({ url: broker.url, retryLow: 20, retryHigh: 100 });
+    rabbit.on('error', () => {});
+    const events: string[] = [];
+    rabbit.on('connection.blocked', (reason: string) => events.push(`blocked: ${reason}`));
+    rabbit.on('connection.unblocked', () => events.push('unblocked'));
+    const publisher = rabbit.createPublisher({
+      confirm: true,
+      queues: [{ queue: 'rc-blocked', durable: true }],
+    });
+    try {
+      await publisher.send({ routingKey: 'rc-blocked', durable: true }, 'before');
+      await heldWhileBlocked(events, 'rc-blocked', () =>
+        publisher.send({ routingKey: 'rc-blocked', durable: true }, 'held'),
+      );
+    } finally {
+      await publisher.close();
+      await rabbit.close();
+    }
+  });
+
+  it("amqp-client's AMQPSession: onblocked/onunblocked are called; a publish while blocked is refused, and accepted after", async () => {
+    const events: string[] = [];
+    const session = await AMQPSession.connect(broker.url, {
+      onblocked: (reason: string) => events.push(`blocked: ${reason}`),
+      onunblocked: () => events.push('unblocked'),
+    });
+    try {
+      const queue = await session.queue('session-blocked', { durable: true });
+      broker.faults.block();
+      // The publish that meets the alarm is held by the server; amqp-client refuses later ones
+      // while blocked, as it documents.
+      const held = queue.publish('held');
+      await expect.poll(() => events, DEADLINE).toEqual(['blocked: low on memory']);
+      await expect(queue.publish('refused')).rejects.toThrow(
+        /Connection blocked by server: low on memory/,
+      );
+      broker.faults.unblock();
+      await held;
+      await expect.poll(() => events, DEADLINE).toEqual(['blocked: low on memory', 'unblocked']);
+      await queue.publish('after');
+      await expect.poll(() => stored('session-blocked'), DEADLINE).toBe(2);
+    } finally {
+      await session.stop();
     }
   });
 });

@@ -218,3 +218,87 @@ describe('faults', () => {
     await other.close();
   });
 });
+
+describe('block()', () => {
+  it('blocks a publisher as the memory alarm does: its publish is held until unblock(), consumers go on', async () => {
+    const publisher = await named('publisher');
+    const consumer = await named('consumer');
+    const events: string[] = [];
+    publisher.connection.on('blocked', (reason: string) => events.push(`blocked: ${reason}`));
+    publisher.connection.on('unblocked', () => events.push('unblocked'));
+    const confirms = await publisher.connection.createConfirmChannel();
+    await confirms.assertQueue('held');
+    await confirms.assertQueue('flowing');
+    confirms.sendToQueue('flowing', Buffer.from('queued before'));
+    await confirms.waitForConfirms();
+    const consuming = await consumer.connection.createChannel();
+    started.faults.block();
+    let confirmed = false;
+    confirms.sendToQueue('held', Buffer.from('while blocked'), {}, () => {
+      confirmed = true;
+    });
+    await expect.poll(() => events).toEqual(['blocked: low on memory']);
+    // The publish met the alarm: its content waits unread, nothing is routed or confirmed.
+    expect(started.broker.queues().find((q) => q.name === 'held')?.messages).toBe(0);
+    expect(confirmed).toBe(false);
+    // Consuming connections are not blocked.
+    const delivered = new Promise((resolve) => consuming.consume('flowing', resolve));
+    await delivered;
+    started.faults.unblock();
+    await expect.poll(() => events).toEqual(['blocked: low on memory', 'unblocked']);
+    await expect.poll(() => confirmed).toBe(true);
+    expect(started.broker.queues().find((q) => q.name === 'held')?.messages).toBe(1);
+    expect(faults).toEqual([{ fault: 'block' }, { fault: 'unblock' }]);
+    await Promise.all([publisher.connection.close(), consumer.connection.close()]);
+  });
+
+  it('a connection opened while blocked is blocked at its first publish', async () => {
+    started.faults.block();
+    const late = await named('late');
+    const blocked = new Promise((resolve) => late.connection.once('blocked', resolve));
+    const channel = await late.connection.createChannel();
+    channel.sendToQueue('anywhere', Buffer.from('x'));
+    expect(await blocked).toBe('low on memory');
+    const unblocked = new Promise((resolve) => late.connection.once('unblocked', resolve));
+    started.faults.unblock();
+    await unblocked;
+    await late.connection.close();
+  });
+});
+
+describe('a fault hits only its target', () => {
+  it('each fault aimed at one connection leaves the other working, with nothing lost', async () => {
+    await using timed = await startBroker({ clock: true, server: { heartbeat: 0 } });
+    const open = async (name: string) => {
+      const connection = await amqplib.connect(timed.url, {
+        clientProperties: { connection_name: name },
+      });
+      connection.on('error', () => {});
+      const channel = await connection.createConfirmChannel();
+      channel.on('error', () => {});
+      return { connection, channel };
+    };
+    const _target = await open('target');
+    const bystander = await open('bystander');
+    await bystander.channel.assertQueue('bystander-jobs');
+    /** The bystander publishes, is confirmed and reads back what it sent. */
+    const bystanderWorks = async (body: string) => {
+      bystander.channel.sendToQueue('bystander-jobs', Buffer.from(body));
+      await bystander.channel.waitForConfirms();
+      const got = await bystander.channel.get('bystander-jobs', { noAck: true });
+      expect(got === false ? undefined : got.content.toString()).toBe(body);
+    };
+    expect(timed.faults.delay(60_000, { name: 'target' })).toBe(1);
+    await bystanderWorks('while the target is delayed');
+    timed.faults.delay(0, { name: 'target' });
+    timed.clock.advance(60_000);
+    expect(timed.faults.closeChannel({ name: 'target' }, 1, 406)).toBe(1);
+    await bystanderWorks('while a channel of the target is closed');
+    expect(timed.faults.stall({ name: 'target' })).toBe(1);
+    await bystanderWorks('while the target is stalled');
+    expect(await timed.faults.close({ name: 'target' }, { drop: true })).toBe(1);
+    await bystanderWorks('after the target was dropped');
+    expect(timed.faults.connections().map((c) => c.name)).toEqual(['bystander']);
+    await bystander.connection.close();
+  });
+});

@@ -4,6 +4,7 @@ import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import {
   brokerGlobalSetup,
+  brokerGlobalTeardown,
   MqliteContainer,
   startBroker,
 } from '../../../src/testing/server/index.js';
@@ -102,5 +103,17 @@ describe('startBroker', () => {
     await teardown();
     expect(process.env.MQLITE_TEST_URL).toBeUndefined();
     expect(await accepts(Number(new URL(url).port))).toBe(false);
+  });
+
+  it("brokerGlobalTeardown stops the broker of the run, as Jest's globalTeardown, which gets no teardown", async () => {
+    // Jest ignores what its globalSetup returns.
+    await brokerGlobalSetup({ env: 'MQLITE_JEST_URL' })();
+    const url = process.env.MQLITE_JEST_URL!;
+    expect(await accepts(Number(new URL(url).port))).toBe(true);
+    await brokerGlobalTeardown()();
+    expect(process.env.MQLITE_JEST_URL).toBeUndefined();
+    expect(await accepts(Number(new URL(url).port))).toBe(false);
+    // A second teardown, or one without a setup, does nothing.
+    await brokerGlobalTeardown()();
   });
 });
