@@ -109,7 +109,7 @@ describe('exchanges and bindings over HTTP', () => {
       arguments: {},
     });
     expect(created.status).toBe(201);
-    expect(created.headers.get('location')).toBe('k');
+    expect(created.headers.get('location')).toBe('api-bound/k');
     const bindings = await call('GET', '/api/queues/%2F/api-bound/bindings');
     expect(bindings.json).toEqual([
       expect.objectContaining({

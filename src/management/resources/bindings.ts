@@ -24,15 +24,25 @@ interface Binding {
 }
 
 /**
- * The key naming a binding in paths: its routing key (`~` when empty), and a digest of its
- * arguments when it has some. RabbitMQ digests them with Erlang's hash; this names the same
- * bindings, with other characters.
+ * The key naming a binding in paths, as RabbitMQ makes it: its routing key quoted (`~` when
+ * empty), and a digest of its arguments when it has some (RabbitMQ digests them with Erlang's
+ * hash; this names the same bindings with other characters).
  */
 export function propertiesKey(routingKey: string, args: Readonly<FieldTable>): string {
-  const key = routingKey === '' ? '~' : routingKey;
+  const key = routingKey === '' ? '~' : quote(routingKey);
   if (Object.keys(args).length === 0) return key;
-  const digest = createHash('sha256').update(JSON.stringify(args)).digest('base64url').slice(0, 22);
-  return `${routingKey}~${digest}`;
+  const digest = createHash('sha256').update(JSON.stringify(args)).digest('base64url').slice(0, 6);
+  return `${routingKey === '' ? '' : key}~${digest}`;
+}
+
+/** Every byte but letters, digits, `-`, `_` and `.` as `%XX`, as the plugin quotes keys. */
+function quote(text: string): string {
+  return [...Buffer.from(text, 'utf8')]
+    .map((byte) => {
+      const c = String.fromCharCode(byte);
+      return /[A-Za-z0-9_.-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    })
+    .join('');
 }
 
 function bindingJson(vhost: string, b: Binding) {
@@ -118,7 +128,8 @@ function bindingsBetween(kind: Kind) {
             await broker.bindExchange(destination, source, routingKey, args);
           }
         });
-        const location = encodeURIComponent(propertiesKey(routingKey, args));
+        // Relative to the path, as the plugin's: the destination, then the key.
+        const location = `${encodeURIComponent(destination)}/${encodeURIComponent(propertiesKey(routingKey, args))}`;
         return { status: 201, headers: { location } };
       },
     },
