@@ -55,15 +55,23 @@ export function jsonObject(body: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** A field of a body that must be of one type when present. */
+/**
+ * A field of a body that must be of one type when present. As the plugin, a boolean or number
+ * may come as its text (`"false"`, `"5"`: rabbitmqadmin sends them so).
+ */
 export function field<T>(
   body: Record<string, unknown>,
   name: string,
   type: 'string' | 'boolean' | 'number' | 'object',
   fallback: T,
 ): T {
-  const value = Object.hasOwn(body, name) ? body[name] : undefined;
+  let value = Object.hasOwn(body, name) ? body[name] : undefined;
   if (value === undefined || value === null) return fallback;
+  if (typeof value === 'string' && type === 'boolean' && (value === 'true' || value === 'false')) {
+    value = value === 'true';
+  } else if (typeof value === 'string' && type === 'number' && /^-?\d+(\.\d+)?$/.test(value)) {
+    value = Number(value);
+  }
   const ok =
     type === 'object' ? typeof value === 'object' && !Array.isArray(value) : typeof value === type;
   if (!ok) throw badRequest(`${name} must be a ${type === 'object' ? 'JSON object' : type}`);
