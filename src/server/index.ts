@@ -5,10 +5,7 @@
  * connect to a mqlite broker unchanged.
  */
 
-export type {
-  ManagementOptions,
-  ManagementServer,
-} from '../management/http-server.js';
+export type { ManagementOptions } from '../management/http-server.js';
 export { listen, type Server, type ServerOptions } from '../management/listen.js';
 export type { StaticFiles } from '../management/static-files.js';
 export { hashPassword, type PermissionGrant, Users, type VhostAccess } from './auth.js';
