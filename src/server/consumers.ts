@@ -32,8 +32,9 @@ interface Consumer {
   readonly queue: string;
   readonly exclusive: boolean;
   readonly args: Readonly<Record<string, unknown>>;
-  /** The queue's message counters, when the server keeps them. */
+  /** The queue's message counters and the vhost's totals, when the server keeps them. */
   readonly counts: MessageCounts | undefined;
+  readonly totals: MessageCounts | undefined;
 }
 
 /** A consumer as the management API lists it. */
@@ -152,6 +153,7 @@ export class ChannelConsumers implements ReplyTarget {
       exclusive: a.exclusive,
       args: a.arguments,
       counts: this.#host.counts?.queue(queue.name),
+      totals: this.#host.counts?.totals,
     };
     this.#consumers.set(tag, consumer);
     this.#deliveries.subscribed(subscription);
@@ -216,8 +218,21 @@ export class ChannelConsumers implements ReplyTarget {
     const noAck = consumer.subscription.noAck;
     if (!noAck) this.#deliveries.track(deliveryTag, message);
     const counts = consumer.counts;
-    if (counts !== undefined)
-      countDelivery(counts, this.#host.counts!.totals, false, noAck, message);
+    if (counts !== undefined) {
+      // Plain increments of objects the consumer holds: this runs for every delivery.
+      const totals = consumer.totals!;
+      if (noAck) {
+        counts.deliverNoAck++;
+        totals.deliverNoAck++;
+      } else {
+        counts.deliver++;
+        totals.deliver++;
+      }
+      if (message.redelivered) {
+        counts.redeliver++;
+        totals.redeliver++;
+      }
+    }
     this.#writeDelivery(
       consumer.tagBytes,
       deliveryTag,
@@ -283,8 +298,7 @@ export class ChannelConsumers implements ReplyTarget {
       this.#channel.reply('basic.get-empty', { clusterId: '' });
       return;
     }
-    if (counts !== undefined)
-      countDelivery(counts.queue(queue.name), counts.totals, true, a.noAck, message);
+    if (counts !== undefined) countGet(counts.queue(queue.name), counts.totals, a.noAck, message);
     const deliveryTag = this.#deliveries.nextTag();
     if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message);
     const frameMax = this.#host.frameMax;
@@ -353,15 +367,9 @@ function wireProperties(message: Message, relayCount: boolean): Readonly<Message
     : message.properties;
 }
 
-/** Counts a delivery (`get`: of basic.get) in the queue's counts and the vhost's totals. */
-function countDelivery(
-  queue: MessageCounts,
-  totals: MessageCounts,
-  get: boolean,
-  noAck: boolean,
-  message: Message,
-): void {
-  const field = get ? (noAck ? 'getNoAck' : 'get') : noAck ? 'deliverNoAck' : 'deliver';
+/** Counts a basic.get in the queue's counts and the vhost's totals. */
+function countGet(queue: MessageCounts, totals: MessageCounts, noAck: boolean, message: Message) {
+  const field = noAck ? 'getNoAck' : 'get';
   queue[field]++;
   totals[field]++;
   if (message.redelivered) {
