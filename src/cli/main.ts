@@ -8,6 +8,7 @@ import { type CliIo, type Command, DirectoryError, EXIT, UsageError } from './co
 /** Every subcommand by name, loaded on first use. */
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   inspect: () => import('./inspect.js').then((m) => m.inspect),
+  list: () => import('./list.js').then((m) => m.list),
   peek: () => import('./peek.js').then((m) => m.peek),
   serve: () => import('./serve.js').then((m) => m.serve),
   verify: () => import('./verify.js').then((m) => m.verify),

@@ -9,19 +9,26 @@ import { lockHolder } from '../storage/fs/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 import { vhostDirectories } from './data-directories.js';
 import { parseDirectoryArgs } from './directory-args.js';
+import { peekRemote } from './peek-remote.js';
 import { counted, jsonOf, textOrHex, writeJson } from './render.js';
 import { logsOf, messageOf, readStoredDirectory, type StoredRecord } from './stored-directory.js';
 
 const USAGE = `Usage: mqlite peek <dir> <queue> [--from first|N] [--limit 10] [--json]
+       mqlite peek --url <management url> <queue> [--vhost /] [--limit 10] [--json]
 
 Prints the messages of a queue: offset, time stored, exchange, routing key, properties and
 body (UTF-8 text when it is valid UTF-8, hex otherwise). Changes nothing: no message is
-acknowledged, no offset stored. Refused while a process holds the directory.
+acknowledged, no offset stored. Refused while a process holds the directory: for a running
+server, give --url, its management API (serve --management-port), and the messages are got
+and requeued through it, as RabbitMQ's "Get messages" does.
 
 Options:
   --from first|N   start at the first message (default) or at offset N
   --limit N        print at most N messages (default 10)
   --json           print one JSON document instead of text
+  --url <url>      a running server's management API, with credentials
+                   (http://guest:guest@127.0.0.1:15672)
+  --vhost <v>      with --url: the queue's vhost (default /)
 `;
 
 interface Peeked {
@@ -87,6 +94,8 @@ export const peek: Command = {
   summary: "print a queue's messages without consuming them",
   usage: USAGE,
   async run(args, io) {
+    if (args.some((arg) => arg === '--url' || arg.startsWith('--url=')))
+      return peekRemote(args, io);
     const options = parseOptions(args);
     vhostDirectories(options.dir, '/');
     // Checked before anything is read: a live writer's files are not to be read as torn.
@@ -95,7 +104,7 @@ export const peek: Command = {
       io.stderr.write(
         holder === 0
           ? `mqlite peek: ${options.dir} is locked by a LOCK file that names no process; remove it if no process uses the directory\n`
-          : `mqlite peek: ${options.dir} is in use by process ${holder}; stop it first (or use 'mqlite inspect', which reads a directory in use)\n`,
+          : `mqlite peek: ${options.dir} is in use by process ${holder}; peek a running server through its management API with --url (serve --management-port), stop it first, or use 'mqlite inspect', which reads a directory in use\n`,
       );
       return EXIT.failure;
     }
