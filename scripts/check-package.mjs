@@ -35,11 +35,19 @@ try {
   const files = packed.files.map((f) => f.path);
   const stray = files.filter(
     (f) =>
-      !/^(dist\/.*\.(js|d\.ts)|dist\/cjs\/package\.json|README\.md|LICENSE|package\.json)$/.test(f),
+      !/^(dist\/.*\.(js|d\.ts)|dist\/management\/dashboard\/public\/.*\.(html|css|svg)|dist\/cjs\/package\.json|README\.md|LICENSE|package\.json)$/.test(
+        f,
+      ),
   );
   if (stray.length > 0)
     throw new Error(`the tarball holds more than dist, README, LICENSE: ${stray}`);
-  for (const needed of ['dist/index.js', 'dist/index.d.ts', 'dist/cjs/index.js', 'LICENSE'])
+  for (const needed of [
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/cjs/index.js',
+    'dist/management/dashboard/public/index.html',
+    'LICENSE',
+  ])
     if (!files.includes(needed)) throw new Error(`the tarball lacks ${needed}`);
   console.log(`${packed.filename}: ${files.length} files, ${packed.size} bytes`);
 
