@@ -1,8 +1,8 @@
 /**
  * The dashboard's files, served by the management listener at `/` and the assets' paths. A fixed
- * table of paths, read once: a request names one of them or gets a 404, so no path reaches the
- * file system. The page is plain HTML, CSS and ES modules from `public/` beside this module, plus
- * uPlot (a dependency) for the rate charts.
+ * table of paths, read once: a request names one of them or is left to the listener's 404, so no
+ * path reaches the file system. The page is plain HTML, CSS and ES modules from `public/` beside
+ * this module, plus uPlot (a dependency) for the rate charts.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -85,45 +85,33 @@ function dashboardFiles(): Map<string, DashboardFile> {
   return table;
 }
 
-/** Whether `pathname` is one of the dashboard's files (`/`, `/app.js`, ...). */
-export function isDashboardPath(pathname: string): boolean {
-  return dashboardFiles().has(pathname);
-}
-
 /**
- * Answers a request for one of the dashboard's files: GET and HEAD, with an entity tag the
- * browser revalidates (`no-cache`), so an upgraded package serves its new page at once. Anything
- * else is a 404 (an unknown path) or a 405 (another method).
+ * Answers a request for one of the dashboard's files, and says whether it did: a path that is
+ * none of them is left to the listener's 404. GET and HEAD, with an entity tag the browser
+ * revalidates (`no-cache`), so an upgraded package serves its new page at once; another method is
+ * a 405.
  */
-export function serveDashboard(request: IncomingMessage, response: ServerResponse): void {
+export function serveDashboard(request: IncomingMessage, response: ServerResponse): boolean {
   const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
   const file = dashboardFiles().get(pathname);
-  if (file === undefined) {
-    plain(response, 404, 'Not Found');
-    return;
-  }
+  if (file === undefined) return false;
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    response.setHeader('Allow', 'GET, HEAD');
-    plain(response, 405, 'Method Not Allowed');
-    return;
+    response.writeHead(405, {
+      Allow: 'GET, HEAD',
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    response.end('Method Not Allowed\n');
+    return true;
   }
   response.setHeader('Cache-Control', 'no-cache');
   response.setHeader('ETag', file.etag);
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
   if (request.headers['if-none-match'] === file.etag) {
-    response.statusCode = 304;
-    response.end();
-    return;
+    response.writeHead(304).end();
+    return true;
   }
-  response.statusCode = 200;
-  response.setHeader('Content-Type', file.type);
-  response.setHeader('Content-Length', file.body.length);
+  response.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length });
   response.end(request.method === 'HEAD' ? undefined : file.body);
-}
-
-function plain(response: ServerResponse, status: number, text: string): void {
-  response.statusCode = status;
-  response.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  response.setHeader('X-Content-Type-Options', 'nosniff');
-  response.end(`${text}\n`);
+  return true;
 }

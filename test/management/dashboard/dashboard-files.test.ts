@@ -15,7 +15,10 @@ let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  server = createServer(serveDashboard);
+  // As the management listener does: its own 404 for what is none of the files.
+  server = createServer((req, res) => {
+    if (!serveDashboard(req, res)) res.writeHead(404).end('not a file of the page');
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -125,10 +128,10 @@ describe('the dashboard files', () => {
     '/index.html/',
     '//etc/passwd',
     '/vendor/uPlot.cjs.js',
-  ])('%s is not one of the files: 404', async (path) => {
+  ])('%s is not one of the files: left to the listener', async (path) => {
     const answer = await send(path);
     expect(answer.status).toBe(404);
-    expect(answer.body).toBe('Not Found\n');
+    expect(answer.body).toBe('not a file of the page');
   });
 
   test('another method is refused with the ones allowed', async () => {
@@ -136,6 +139,7 @@ describe('the dashboard files', () => {
       const answer = await send('/', method);
       expect(answer.status).toBe(405);
       expect(answer.headers.allow).toBe('GET, HEAD');
+      expect(answer.body).toBe('Method Not Allowed\n');
     }
   });
 });

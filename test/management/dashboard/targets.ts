@@ -35,7 +35,10 @@ async function rabbitmq(): Promise<DashboardTarget> {
     amqpUrl: () => process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     async start() {
       server = createServer((req, res) => {
-        if (!req.url?.startsWith('/api/')) return serveDashboard(req, res);
+        if (!req.url?.startsWith('/api/')) {
+          if (!serveDashboard(req, res)) res.writeHead(404).end();
+          return;
+        }
         const upstream = request(
           {
             host: RABBITMQ_API.hostname,
