@@ -35,6 +35,8 @@ for (const target of await dashboardTargets()) {
     () => {
       const p = `dash-${randomBytes(3).toString('hex')}`;
       const jobs = `${p}-jobs`;
+      // A name a careless page would render as markup.
+      const odd = `${p}-<b>odd</b>/"name"`;
       const busy = `${p}-busy`;
       let browser: Browser;
       let page: Page;
@@ -61,6 +63,7 @@ for (const target of await dashboardTargets()) {
           channel.publish('amq.direct', `${p}.jobs`, Buffer.from(`job ${n}`));
         await channel.waitForConfirms();
         await channel.assertQueue(busy);
+        await channel.assertQueue(odd);
         await channel.prefetch(20);
         await channel.consume(busy, (m) => m && channel.ack(m), { consumerTag: `${p}-worker` });
         // Steady traffic for the rates, until the suite ends.
@@ -77,6 +80,7 @@ for (const target of await dashboardTargets()) {
         await browser?.close();
         const channel = await app?.createChannel();
         await channel?.deleteQueue(jobs);
+        await channel?.deleteQueue(odd);
         await channel?.deleteQueue(busy);
         await app?.close();
         await doomed?.close().catch(() => {});
@@ -133,17 +137,28 @@ for (const target of await dashboardTargets()) {
         await page.fill('input[type=search]', p);
         await shows(`tr[data-queue="${jobs}"] [data-column=Messages]`, '^3$');
         await shows(`tr[data-queue="${busy}"] [data-column=Consumers]`, '^1$');
-        await shows('.summary', '^2 of \\d+ queues$');
+        await shows('.summary', '^3 of \\d+ queues$');
         await shows(`tr[data-queue="${busy}"] [data-column=Publish]`, '^[1-9]');
         await page.click('th button:text-is("Consumers")');
         const order = await page.$$eval('tbody tr', (rows) => rows.map((r) => r.dataset.queue));
-        expect(order).toEqual([busy, jobs]);
+        expect(order[0]).toBe(busy);
+        expect(order).toHaveLength(3);
+        expect(await page.locator('tbody b').count()).toBe(0);
+        await page.click('th button:text-is("Name")');
+        const byName = await page.$$eval('tbody tr', (rows) => rows.map((r) => r.dataset.queue));
+        await page.click('th button:text-is("Name")');
+        const reversed = await page.$$eval('tbody tr', (rows) => rows.map((r) => r.dataset.queue));
+        expect(reversed).toEqual(byName.toReversed());
         await screenshot('queues');
       });
 
       test("a queue's page shows its arguments, bindings, consumers and peeked messages", async () => {
         await page.click(`a:text-is("${busy}")`);
         await shows('main', `${p}-worker`);
+        await page.goto(`${base}#/queues`);
+        await page.fill('input[type=search]', 'odd');
+        await page.getByRole('link', { name: odd }).click();
+        await shows('#page h1', `^${odd}$`);
         await page.goto(`${base}#/queues/%2F/${jobs}`);
         await shows('main', 'x-max-length');
         await shows('main', `amq\\.direct${p}\\.jobs`);

@@ -19,9 +19,18 @@ let page;
 let timer;
 let generation = 0;
 
+/** @param {string} part of the address, as typed: malformed escapes are kept as they are */
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 /** The page the address names. */
 function route() {
-  const [, first, ...rest] = location.hash.replace(/^#/, '').split('/').map(decodeURIComponent);
+  const [, first, ...rest] = location.hash.replace(/^#/, '').split('/').map(decoded);
   if (first === 'queues' && rest.length === 2) return queuePage(rest[0], rest[1]);
   if (first === 'queues') return queuesPage();
   if (first === 'connections') return connectionsPage();
