@@ -48,8 +48,16 @@ module.exports = {
       comment:
         'src/server sits on top of the broker; the in-process library never loads it. Only mqlite/testing/server, an entry of its own, serves a broker for tests.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(server|cli|testing/server)/' },
+      from: { path: '^src/', pathNot: '^src/(server|management|cli|testing/server)/' },
       to: { path: '^src/server/' },
+    },
+    {
+      name: 'the-server-knows-no-management',
+      comment:
+        'src/management sits on top of src/server and reports on it; only the entry file of mqlite/server composes the two (its listen() starts both).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(management|cli)/|^src/server/index\\.ts$' },
+      to: { path: '^src/management/' },
     },
     {
       name: 'nothing-imports-the-command-line',

@@ -13,7 +13,12 @@ import { type Clock, systemClock } from '../clock.js';
 import { type ErrorHandler, warnOnError } from '../diagnostics.js';
 import { assertOpen, DEFAULT_VHOST } from '../errors.js';
 import { Exchanges } from '../exchanges/registry.js';
-import type { DestinationType, ExchangeDeclareOptions, ExchangeInfo } from '../exchanges/types.js';
+import type {
+  BindingInfo,
+  DestinationType,
+  ExchangeDeclareOptions,
+  ExchangeInfo,
+} from '../exchanges/types.js';
 import type { FieldTable, PublishBody } from '../message/types.js';
 import { memoryStorage } from '../storage/memory.js';
 import type { Namespace, StorageAdapter } from '../storage/types.js';
@@ -26,7 +31,7 @@ import {
 } from './broker-options.js';
 import { type DamagedQueue, DamagedQueues } from './damaged-queues.js';
 import type { QueueDeclareOptions } from './declare-options.js';
-import { type Definitions, writeDefinitions } from './definitions.js';
+import { type Definitions, loadDefinitions, writeDefinitions } from './definitions.js';
 import { type DelayedInfo, DelayedMessages } from './delayed-messages.js';
 import {
   BrokerExchange,
@@ -359,6 +364,12 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       .map(({ source, routingKey, args }) => ({ source, routingKey, args }));
   }
 
+  /** @internal The bindings whose source is `exchange` (none for `""` and a missing one). */
+  bindingsFrom(exchange: string): BindingInfo[] {
+    assertOpen(this.closed, 'broker');
+    return this.#context.exchanges.bindings(exchange);
+  }
+
   /**
    * Binds the exchange `destination` to the exchange `source` (AMQP's `exchange.bind`): what
    * `source` routes by this binding, `destination` routes on with the same keys and headers. A
@@ -404,6 +415,17 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       this.#context.exchanges.bindings(name).map((b) => ({ source: name, ...b })),
     );
     return writeDefinitions(this.queues(), exchanges, bindings, this.policies(), this.vhost);
+  }
+
+  /**
+   * @internal Declares what RabbitMQ definitions of this broker's vhost hold (queues, exchanges,
+   * bindings, policies), as `Broker.open({ definitions })` does: what the management API's
+   * `POST /api/definitions` loads.
+   * @throws InvalidConfigError for a malformed entry; an entry that conflicts fails with its error.
+   */
+  async importDefinitions(definitions: unknown): Promise<void> {
+    assertOpen(this.closed, 'broker');
+    await applyTopology(this.#topologyHost(), await loadDefinitions(definitions, this.vhost));
   }
 
   /** The broker's counters (unroutable messages). */

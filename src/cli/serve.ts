@@ -4,8 +4,8 @@
  */
 
 import { rename, writeFile } from 'node:fs/promises';
+import { listen } from '../management/listen.js';
 import type { ConnectionEvent } from '../server/events.js';
-import { listen } from '../server/server.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 import { parseServeOptions, SERVE_USAGE } from './serve/options.js';
 import { parentGone } from './serve/parent-watch.js';
@@ -36,6 +36,7 @@ export const serve: Command = {
         heartbeat: options.heartbeat,
         memory: options.memory,
         ...(options.tls ? { tls: options.tls } : {}),
+        ...(options.management ? { management: options.management } : {}),
         ...(options.verbose
           ? { onConnection: (event: ConnectionEvent) => io.stdout.write(`${describe(event)}\n`) }
           : {}),
@@ -44,6 +45,8 @@ export const serve: Command = {
       if (options.urlFile !== undefined) await writeUrlFile(options.urlFile, server.url);
       io.stdout.write(`${server.url}\n`);
       if (server.tlsUrl) io.stdout.write(`${server.tlsUrl}\n`);
+      if (server.managementUrl) io.stdout.write(`${server.managementUrl}\n`);
+      if (server.prometheusUrl) io.stdout.write(`${server.prometheusUrl}/metrics\n`);
       await aborted(
         options.exitWithParent ? AbortSignal.any([io.signal, parentGone(io.signal)]) : io.signal,
       );

@@ -19,6 +19,15 @@ const SALT_BYTES = 4;
 /** Checks a password against what is stored for a user. */
 type PasswordCheck = (password: string) => boolean;
 
+/** A user's permissions in one vhost, as a definitions file's `permissions` entry. */
+export interface PermissionGrant {
+  readonly user: string;
+  readonly vhost: string;
+  readonly configure: string;
+  readonly write: string;
+  readonly read: string;
+}
+
 /** What the server decides at connection.open. */
 export type VhostAccess = 'granted' | 'not-found' | 'refused';
 
@@ -32,15 +41,23 @@ export class Users {
   readonly #permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined;
   /** The virtual hosts that exist, `/` first when it is one of them. */
   readonly vhosts: readonly string[];
+  /** Tags per user (RabbitMQ's `administrator`, `monitoring`, `management`, ...). */
+  readonly #tags: ReadonlyMap<string, readonly string[]>;
+  /** The permission entries as given, for listing. */
+  readonly #grants: readonly PermissionGrant[];
 
   private constructor(
     checks: ReadonlyMap<string, PasswordCheck>,
     vhosts: readonly string[],
     permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined,
+    tags: ReadonlyMap<string, readonly string[]>,
+    grants: readonly PermissionGrant[],
   ) {
     this.#checks = checks;
     this.#permissions = permissions;
     this.vhosts = vhosts;
+    this.#tags = tags;
+    this.#grants = grants;
   }
 
   /**
@@ -52,11 +69,17 @@ export class Users {
     vhosts: readonly string[] = ['/'],
   ): Users {
     const checks = new Map<string, PasswordCheck>();
+    const tags = new Map<string, readonly string[]>();
     for (const [name, password] of Object.entries(passwords)) {
       const expected = digest(password);
       checks.set(name, (given) => timingSafeEqual(digest(given), expected));
+      // Allowed everything, as an administrator is.
+      tags.set(name, ['administrator']);
     }
-    return new Users(checks, [...vhosts], undefined);
+    const grants = [...checks.keys()].flatMap((user) =>
+      vhosts.map((vhost) => ({ user, vhost, configure: '.*', write: '.*', read: '.*' })),
+    );
+    return new Users(checks, [...vhosts], undefined, tags, grants);
   }
 
   /**
@@ -73,10 +96,13 @@ export class Users {
   static fromDefinitions(definitions: unknown, source = 'definitions'): Users {
     const defs = asObject(definitions, source);
     const checks = new Map<string, PasswordCheck>();
+    const tags = new Map<string, readonly string[]>();
+    const grants: PermissionGrant[] = [];
     for (const [i, entry] of list(defs.users, `${source}: users`)) {
       const user = asObject(entry, `${source}: users[${i}]`);
       const name = text(user.name, `${source}: users[${i}].name`);
       checks.set(name, hashedCheck(user, `${source}: user '${name}'`));
+      tags.set(name, tagsOf(user.tags, `${source}: user '${name}'.tags`));
     }
     const vhosts: string[] = [];
     for (const [i, entry] of list(defs.vhosts, `${source}: vhosts`)) {
@@ -96,17 +122,28 @@ export class Users {
         write: pattern(permission.write, `${where}.write`),
         read: pattern(permission.read, `${where}.read`),
       };
+      grants.push({ user, vhost, ...patterns });
       let granted = permissions.get(user);
       if (!granted) permissions.set(user, (granted = new Map()));
       granted.set(vhost, Permissions.of(user, vhost, patterns, topics.get(`${user}\0${vhost}`)));
     }
     vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
-    return new Users(checks, vhosts, permissions);
+    return new Users(checks, vhosts, permissions, tags, grants);
   }
 
   /** The user names, in the order given. */
   get names(): string[] {
     return [...this.#checks.keys()];
+  }
+
+  /** The tags of `user` (empty for an unknown one). */
+  tags(user: string): readonly string[] {
+    return this.#tags.get(user) ?? [];
+  }
+
+  /** The permissions granted, one entry per user and vhost, as definitions list them. */
+  get grants(): readonly PermissionGrant[] {
+    return this.#grants;
   }
 
   /** Whether `password` is the password of `user` (constant time in the password). */
@@ -246,6 +283,18 @@ function list(value: unknown, where: string): [number, unknown][] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new TypeError(`${where} must be an array`);
   return value.map((entry, i) => [i, entry]);
+}
+
+/** A user's `tags`: comma-separated, as RabbitMQ 3.x exports them, or a list, as 4.x does. */
+function tagsOf(value: unknown, where: string): string[] {
+  if (value === undefined) return [];
+  if (typeof value === 'string')
+    return value
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+  if (Array.isArray(value) && value.every((t) => typeof t === 'string')) return [...value];
+  throw new TypeError(`${where} must be a string or a list of strings`);
 }
 
 function text(value: unknown, where: string): string {

@@ -7,6 +7,7 @@ import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
 import type { DueConfirms } from './confirms.js';
 import type { AmqpException } from './errors.js';
+import type { VhostCounts } from './message-counts.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
 import type { Writer } from './wire/bytes.js';
@@ -19,6 +20,8 @@ export interface ChannelHost {
   readonly session: BrokerSession;
   /** What the user may do in the vhost: every method is checked before it runs. */
   readonly permissions: Permissions;
+  /** The vhost's message counters; undefined when the server keeps none. */
+  readonly counts: VhostCounts | undefined;
   /** The authenticated user name (a publish's `user-id` must match it). */
   readonly user: string;
   /** Negotiated frame-max. */

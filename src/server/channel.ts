@@ -47,6 +47,11 @@ export class AmqpChannel implements ChannelContext {
     this.#publishes = new ChannelPublishes(this, this.#consumers);
   }
 
+  /** What the management API lists of the channel: its consumers, prefetch and unacked. */
+  get consumers(): ChannelConsumers {
+    return this.#consumers;
+  }
+
   get open(): boolean {
     return this.#state === 'open';
   }

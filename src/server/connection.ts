@@ -32,6 +32,7 @@ import {
 } from './handshake.js';
 import { Heartbeats } from './heartbeats.js';
 import type { Limits } from './limits.js';
+import type { VhostCounts } from './message-counts.js';
 import { ConnectionOutput } from './output.js';
 import type { Permissions } from './permissions.js';
 import type { ReplyAddresses } from './reply-to.js';
@@ -89,6 +90,7 @@ export interface ConnectionOptions {
 export interface OpenedVhost {
   readonly broker: Broker;
   readonly permissions: Permissions;
+  readonly counts: VhostCounts | undefined;
 }
 
 export class AmqpConnection implements ChannelHost {
@@ -100,6 +102,10 @@ export class AmqpConnection implements ChannelHost {
   cancelNotify = false;
   /** The client-provided name (`connection_name` of its client properties), if it gave one. */
   clientName: string | undefined;
+  /** The client properties of its start-ok. */
+  clientProperties: Readonly<Record<string, unknown>> = {};
+  /** When the client connected, on the server's clock. */
+  readonly connectedAt: number;
   /** The client announced `authentication_failure_close`: a refused login is told, not silent. */
   #authFailureClose = false;
   readonly #socket: Socket;
@@ -144,6 +150,7 @@ export class AmqpConnection implements ChannelHost {
     this.#options = options;
     this.replies = options.replies;
     this.#channelMax = options.limits.channelMax;
+    this.connectedAt = options.clock.now();
     const address = socket.remoteAddress ?? 'unknown';
     this.#peer = `${address.includes(':') ? `[${address}]` : address}:${socket.remotePort ?? 0}`;
     this.#heartbeats = new Heartbeats(options.clock);
@@ -179,6 +186,11 @@ export class AmqpConnection implements ChannelHost {
     return this.#open().session;
   }
 
+  /** The message counters of the vhost opened. */
+  get counts(): VhostCounts | undefined {
+    return this.#open().counts;
+  }
+
   /** What the user may do in the vhost opened. */
   get permissions(): Permissions {
     return this.#open().permissions;
@@ -187,6 +199,21 @@ export class AmqpConnection implements ChannelHost {
   /** False while the socket is not draining. */
   get writable(): boolean {
     return this.#output.writable;
+  }
+
+  /** The open channels. */
+  get channels(): ReadonlyMap<number, AmqpChannel> {
+    return this.#channels;
+  }
+
+  /** Whether it came over TLS. */
+  get tls(): boolean {
+    return this.#options.tls;
+  }
+
+  /** Whether it has opened a vhost and not yet closed. */
+  get running(): boolean {
+    return this.#state === 'running';
   }
 
   /** The client's `address:port`. */
@@ -486,6 +513,7 @@ export class AmqpConnection implements ChannelHost {
         );
         this.cancelNotify = cancelNotify;
         this.#blockedNotify = blockedNotify;
+        this.clientProperties = method.args.clientProperties;
         const name = method.args.clientProperties.connection_name;
         if (typeof name === 'string') this.clientName = name;
         this.user = user;

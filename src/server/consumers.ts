@@ -8,11 +8,12 @@
 import { NotImplementedError, queueResource } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { MessageProperties } from '../message/types.js';
-import { generateConsumerTag, type Outcome, type Subscription } from '../queues/consumer.js';
+import { ACK, generateConsumerTag, type Outcome, type Subscription } from '../queues/consumer.js';
 import { QuorumQueue } from '../queues/quorum/quorum-queue.js';
 import type { ChannelContext, ChannelHost } from './channel-host.js';
 import { Deliveries } from './deliveries.js';
 import { AmqpException } from './errors.js';
+import type { MessageCounts } from './message-counts.js';
 import { REPLY_TO, type ReplyTarget } from './reply-to.js';
 import type { ChannelTopology } from './topology.js';
 import { ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
@@ -28,6 +29,21 @@ interface Consumer {
   readonly relayCount: boolean;
   /** Cancelled by the client (or the channel closing): no server cancel to send. */
   quiet: boolean;
+  readonly queue: string;
+  readonly exclusive: boolean;
+  readonly args: Readonly<Record<string, unknown>>;
+  /** The queue's message counters, when the server keeps them. */
+  readonly counts: MessageCounts | undefined;
+}
+
+/** A consumer as the management API lists it. */
+export interface ConsumerInfo {
+  readonly tag: string;
+  readonly queue: string;
+  readonly ackRequired: boolean;
+  readonly exclusive: boolean;
+  readonly prefetch: number;
+  readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 export class ChannelConsumers implements ReplyTarget {
@@ -53,6 +69,28 @@ export class ChannelConsumers implements ReplyTarget {
     this.#host = channel.host;
     this.#id = channel.id;
     this.#topology = topology;
+  }
+
+  /** The channel's consumers (its reply consumer aside), for the management API. */
+  list(): ConsumerInfo[] {
+    return [...this.#consumers.values()].map((c) => ({
+      tag: c.tag,
+      queue: c.queue,
+      ackRequired: !c.subscription.noAck,
+      exclusive: c.exclusive,
+      prefetch: this.#prefetch,
+      arguments: c.args,
+    }));
+  }
+
+  /** The prefetch of new consumers and of the whole channel (`basic.qos`). */
+  get prefetch(): { readonly consumer: number; readonly global: number } {
+    return { consumer: this.#prefetch, global: this.#globalPrefetch };
+  }
+
+  /** Deliveries waiting for an ack. */
+  get unacked(): number {
+    return this.#deliveries.unacked;
   }
 
   /** The channel's direct reply-to address, while it consumes its replies. */
@@ -110,6 +148,10 @@ export class ChannelConsumers implements ReplyTarget {
       subscription,
       relayCount: quorum,
       quiet: false,
+      queue: queue.name,
+      exclusive: a.exclusive,
+      args: a.arguments,
+      counts: this.#host.counts?.queue(queue.name),
     };
     this.#consumers.set(tag, consumer);
     this.#deliveries.subscribed(subscription);
@@ -171,7 +213,11 @@ export class ChannelConsumers implements ReplyTarget {
 
   #deliver(consumer: Consumer, message: Message): void {
     const deliveryTag = this.#deliveries.nextTag();
-    if (!consumer.subscription.noAck) this.#deliveries.track(deliveryTag, message);
+    const noAck = consumer.subscription.noAck;
+    if (!noAck) this.#deliveries.track(deliveryTag, message);
+    const counts = consumer.counts;
+    if (counts !== undefined)
+      countDelivery(counts, this.#host.counts!.totals, false, noAck, message);
     this.#writeDelivery(
       consumer.tagBytes,
       deliveryTag,
@@ -228,10 +274,17 @@ export class ChannelConsumers implements ReplyTarget {
       if (message && !a.noAck) await message.nack(true);
       return;
     }
+    const counts = this.#host.counts;
     if (!message) {
+      if (counts !== undefined) {
+        counts.queue(queue.name).getEmpty++;
+        counts.totals.getEmpty++;
+      }
       this.#channel.reply('basic.get-empty', { clusterId: '' });
       return;
     }
+    if (counts !== undefined)
+      countDelivery(counts.queue(queue.name), counts.totals, true, a.noAck, message);
     const deliveryTag = this.#deliveries.nextTag();
     if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message);
     const frameMax = this.#host.frameMax;
@@ -258,7 +311,9 @@ export class ChannelConsumers implements ReplyTarget {
    * @throws AmqpException 406 for a tag that is not an unacknowledged delivery.
    */
   settle(tag: number, multiple: boolean, outcome: Outcome): void {
-    this.#deliveries.settle(tag, multiple, outcome);
+    const settled = this.#deliveries.settle(tag, multiple, outcome);
+    const counts = this.#host.counts;
+    if (outcome === ACK && counts !== undefined) counts.totals.ack += settled;
     if (this.#globalPrefetch > 0) this.updatePause();
   }
 
@@ -296,4 +351,21 @@ function wireProperties(message: Message, relayCount: boolean): Readonly<Message
   return message.deliveryHeader === 'x-delivery-count' && !relayCount
     ? message.storedProperties
     : message.properties;
+}
+
+/** Counts a delivery (`get`: of basic.get) in the queue's counts and the vhost's totals. */
+function countDelivery(
+  queue: MessageCounts,
+  totals: MessageCounts,
+  get: boolean,
+  noAck: boolean,
+  message: Message,
+): void {
+  const field = get ? (noAck ? 'getNoAck' : 'get') : noAck ? 'deliverNoAck' : 'deliver';
+  queue[field]++;
+  totals[field]++;
+  if (message.redelivered) {
+    queue.redeliver++;
+    totals.redeliver++;
+  }
 }

@@ -69,15 +69,16 @@ export class Deliveries {
   /**
    * Settles one delivery, or with `multiple` every one up to `tag` (0: all). Consecutive
    * deliveries of one consumer settle in one step, as one `multiple` of its own.
+   * Returns how many it settled.
    * @throws AmqpException 406 for a tag that is not an unacknowledged delivery.
    */
-  settle(tag: number, multiple: boolean, outcome: Outcome): void {
+  settle(tag: number, multiple: boolean, outcome: Outcome): number {
     if (!multiple) {
       const entry = this.#unacked.take(tag);
       if (entry === undefined) throw unknownTag(tag);
       if (entry instanceof Delivered) this.#settleUpTo(entry, false, outcome);
       else settleGot(entry, outcome);
-      return;
+      return 1;
     }
     // Runs of one consumer's deliveries, each kept as its newest message.
     const runs: Unacked[] = [];
@@ -93,6 +94,7 @@ export class Deliveries {
       if (entry instanceof Delivered) this.#settleUpTo(entry, true, outcome);
       else settleGot(entry, outcome);
     }
+    return settled;
   }
 
   /**

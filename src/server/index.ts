@@ -4,7 +4,14 @@
  * mqlite/server: an AMQP 0-9-1 server in the process, so applications and their AMQP clients
  * connect to a mqlite broker unchanged.
  */
-export { hashPassword, Users, type VhostAccess } from './auth.js';
+
+export type {
+  ManagementOptions,
+  ManagementServer,
+} from '../management/http-server.js';
+export { listen, type Server, type ServerOptions } from '../management/listen.js';
+export type { StaticFiles } from '../management/static-files.js';
+export { hashPassword, type PermissionGrant, Users, type VhostAccess } from './auth.js';
 export { AmqpException } from './errors.js';
 export type { ConnectionEvent } from './events.js';
 export {
@@ -15,7 +22,7 @@ export {
 } from './faults.js';
 export type { ServerLimits } from './limits.js';
 export type { MemoryAlarmOptions, ResourceAlarm } from './memory-alarm.js';
-export { type AmqpServer, type ListenOptions, listen } from './server.js';
+export type { AmqpServer, ListenOptions } from './server.js';
 export { Reader, Writer } from './wire/bytes.js';
 export {
   type AmqpType,

@@ -73,6 +73,11 @@ export class ChannelPublishes {
       return;
     }
     host.backlog(1);
+    const counts = host.counts;
+    if (counts !== undefined) {
+      counts.totals.publish++;
+      counts.exchange(exchange).publish++;
+    }
     const options = {
       ...properties,
       ...(replyTo !== undefined && { replyTo }),
@@ -97,6 +102,7 @@ export class ChannelPublishes {
         host.backlog(-1);
         if (error instanceof NoRouteError) {
           this.#return(content, 312, 'NO_ROUTE');
+          if (counts !== undefined) counts.totals.returnUnroutable++;
           if (confirm !== undefined) this.#confirms!.settle(confirm, true);
         } else if (error instanceof QueueFullError) {
           if (confirm !== undefined) this.#confirms!.settle(confirm, false);

@@ -13,8 +13,9 @@ import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import type { ServerFaults } from './faults.js';
-import { resolveLimits, type ServerLimits } from './limits.js';
+import { type Limits, resolveLimits, type ServerLimits } from './limits.js';
 import { MemoryAlarm, type MemoryAlarmOptions, type ResourceAlarm } from './memory-alarm.js';
+import { VhostCounts } from './message-counts.js';
 import { ReplyAddresses } from './reply-to.js';
 
 /** Options of `listen()`. */
@@ -53,6 +54,26 @@ export interface ListenOptions {
   onConnection?: (event: ConnectionEvent) => void;
   /** Faults a test injects (`mqlite/testing/server` passes its own). */
   faults?: ServerFaults;
+  /**
+   * Count the messages clients publish, take and acknowledge, per queue and exchange (default
+   * true): the management API's `message_stats` and the Prometheus message counters.
+   */
+  messageStats?: boolean;
+}
+
+/**
+ * @internal What a running server serves, for the management layer that reports on it and
+ * steers it.
+ */
+export interface ServedState {
+  readonly brokers: ReadonlyMap<string, Broker>;
+  readonly connections: ReadonlySet<AmqpConnection>;
+  readonly users: Users;
+  readonly loopbackUsers: ReadonlySet<string>;
+  readonly clock: Clock;
+  /** Message counters by vhost; empty when `messageStats` is off. */
+  readonly counts: ReadonlyMap<string, VhostCounts>;
+  readonly limits: Limits;
 }
 
 /** A running AMQP server. */
@@ -94,6 +115,14 @@ export interface AmqpServer extends AsyncDisposable {
  *   whose `vhost` is not the one it is served as.
  */
 export async function listen(broker: Broker, options: ListenOptions = {}): Promise<AmqpServer> {
+  return (await startServer(broker, options)).server;
+}
+
+/** @internal `listen()`, also answering what it serves (see {@link ServedState}). */
+export async function startServer(
+  broker: Broker,
+  options: ListenOptions = {},
+): Promise<{ server: AmqpServer; state: ServedState }> {
   const host = options.host ?? '127.0.0.1';
   const heartbeat = options.heartbeat ?? HEARTBEAT_SECONDS;
   if (!Number.isInteger(heartbeat) || heartbeat < 0 || heartbeat > 65535) {
@@ -118,6 +147,9 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
   const loopbackUsers = new Set(options.loopbackUsers ?? ['guest']);
   const clock = options.clock ?? systemClock;
   const connections = new Set<AmqpConnection>();
+  const counts = new Map<string, VhostCounts>(
+    options.messageStats === false ? [] : [...brokers.keys()].map((v) => [v, new VhostCounts()]),
+  );
   const replies = new ReplyAddresses();
   const alarm = new MemoryAlarm(options.memory ?? {}, clock, (raised) => {
     for (const connection of connections) connection.setAlarm(raised);
@@ -154,7 +186,11 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
         if (access === 'refused') {
           throw new AmqpException(530, `access to vhost '${vhost}' refused for user '${user}'`);
         }
-        return { broker: brokers.get(vhost)!, permissions: users.permissions(user, vhost) };
+        return {
+          broker: brokers.get(vhost)!,
+          permissions: users.permissions(user, vhost),
+          counts: counts.get(vhost),
+        };
       },
       onEvent: options.onConnection,
       onEnd: (ended) => connections.delete(ended),
@@ -174,7 +210,11 @@ export async function listen(broker: Broker, options: ListenOptions = {}): Promi
       servers.push(secure);
       tlsPort = await bind(secure, wanted ?? 0, host);
     }
-    return served(servers, connections, alarm, options.users, host, port, tlsPort);
+    const server = served(servers, connections, alarm, options.users, host, port, tlsPort);
+    return {
+      server,
+      state: { brokers, connections, users, loopbackUsers, clock, counts, limits },
+    };
   } catch (error) {
     alarm.stop();
     for (const server of servers) server.close();

@@ -68,6 +68,7 @@ function recordingHost(broker: Broker): ChannelHost & { backlogNow: number; writ
     broker,
     session: broker.session(),
     permissions: Permissions.ALL,
+    counts: undefined,
     user: 'guest',
     frameMax: 131072,
     maxMessageBytes: MAX_MESSAGE_BYTES,

@@ -33,6 +33,11 @@ Options:
                             memory alarm: a fraction of the machine's memory (0..1,
                             default 0.4) or bytes (1073741824, 512MiB, 2GB); above it
                             publishers are blocked until memory falls back below
+  --management-port <n>     also serve RabbitMQ's management HTTP API and Prometheus
+                            /metrics on this port (RabbitMQ's is 15672; 0 picks a free one)
+  --management-host <addr>  interface of the management listener (default 127.0.0.1)
+  --prometheus-port <n>     also serve /metrics alone on this port, as RabbitMQ's
+                            Prometheus plugin does on 15692 (needs --management-port)
   --url-file <file>         also write the URL to this file once listening (for a test
                             harness in another language: --port 0, then read the file)
   --verbose                 one line per connection event
@@ -59,6 +64,10 @@ export interface ServeOptions {
   /** Whether serve stops when its parent process goes away. */
   readonly exitWithParent: boolean;
   readonly urlFile: string | undefined;
+  /** The management listener, when asked for. */
+  readonly management:
+    | { readonly port: number; readonly host: string; readonly prometheusPort?: number }
+    | undefined;
 }
 
 /**
@@ -78,6 +87,12 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
     throw new UsageError('--tls-port needs --tls-cert and --tls-key');
   }
   const loopback = values['loopback-users'];
+  if (values['management-port'] === undefined) {
+    for (const needs of ['management-host', 'prometheus-port'] as const) {
+      if (values[needs] !== undefined) throw new UsageError(`--${needs} needs --management-port`);
+    }
+  }
+  const prometheus = values['prometheus-port'];
   return {
     data: values.data,
     port: integer(values.port, '--port', 5672, 0, 65535),
@@ -114,6 +129,16 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
       env,
     ),
     urlFile: values['url-file'],
+    management:
+      values['management-port'] === undefined
+        ? undefined
+        : {
+            port: integer(values['management-port'], '--management-port', 15672, 0, 65535),
+            host: values['management-host'] ?? '127.0.0.1',
+            ...(prometheus !== undefined && {
+              prometheusPort: integer(prometheus, '--prometheus-port', 15692, 0, 65535),
+            }),
+          },
   };
 }
 
@@ -138,6 +163,9 @@ function parse(args: readonly string[]) {
       heartbeat: { type: 'string' },
       'memory-high-watermark': { type: 'string' },
       'url-file': { type: 'string' },
+      'management-port': { type: 'string' },
+      'management-host': { type: 'string' },
+      'prometheus-port': { type: 'string' },
       verbose: { type: 'boolean' },
       'exit-with-parent': { type: 'boolean' },
       'no-exit-with-parent': { type: 'boolean' },

@@ -1,0 +1,329 @@
+/**
+ * The management API of mqlite and of RabbitMQ's plugin, side by side: the same AMQP actions,
+ * then the same HTTP requests, comparing status codes and the fields clients read. The RabbitMQ
+ * side needs `rabbitmq-plugins enable rabbitmq_management rabbitmq_prometheus` (CI enables them).
+ */
+import { randomBytes } from 'node:crypto';
+import amqplib from 'amqplib';
+import { describe, expect, it } from 'vitest';
+import {
+  type Answer,
+  api,
+  eventually,
+  managedBroker,
+  RABBIT_AMQP,
+  RABBIT_API,
+  rabbitManagementUp,
+} from './served.js';
+
+const managed = managedBroker();
+const rabbitUp = await rabbitManagementUp();
+const RABBIT_PROMETHEUS = process.env.RABBITMQ_PROMETHEUS_URL ?? 'http://127.0.0.1:15692';
+
+interface Target {
+  readonly name: string;
+  readonly amqp: () => string;
+  readonly http: () => string;
+  readonly metrics: () => string;
+}
+
+const targets: Target[] = [
+  {
+    name: 'mqlite',
+    amqp: () => managed.server.url,
+    http: () => managed.server.managementUrl!,
+    metrics: () => managed.server.managementUrl!,
+  },
+  {
+    name: 'rabbitmq',
+    amqp: () => RABBIT_AMQP,
+    http: () => RABBIT_API,
+    metrics: () => RABBIT_PROMETHEUS,
+  },
+];
+
+/** The fields of a queue that clients read. */
+const QUEUE_FIELDS = [
+  'name',
+  'vhost',
+  'durable',
+  'auto_delete',
+  'exclusive',
+  'arguments',
+  'type',
+  'policy',
+  'messages',
+  'messages_ready',
+  'messages_unacknowledged',
+  'consumers',
+  'state',
+] as const;
+
+const pick = (value: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.map((k) => [k, value[k]]));
+
+describe.each(targets)('management API parity: $name', (target) => {
+  const skip = target.name === 'rabbitmq' && !rabbitUp;
+  const prefix = `mgmt-${randomBytes(4).toString('hex')}`;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    api(target.http(), method, path, body, headers);
+  /** Polls until the queue's statistics show `messages` (RabbitMQ's lag a few seconds). */
+  const queueWith = async (queue: string, messages: number): Promise<Answer> => {
+    let answer: Answer | undefined;
+    await eventually(async () => {
+      answer = await call('GET', `/api/queues/%2F/${queue}`);
+      return (
+        answer.status === 200 &&
+        answer.json.messages === messages &&
+        answer.json.consumers !== undefined
+      );
+    });
+    return answer!;
+  };
+
+  it.skipIf(skip)('shows a queue after AMQP publishes, peeks with requeue and purges', async () => {
+    if (skip) return;
+    const queue = `${prefix}-jobs`;
+    const connection = await amqplib.connect(target.amqp());
+    try {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false, arguments: { 'x-max-length': 100 } });
+      for (let i = 0; i < 3; i++) {
+        channel.sendToQueue(queue, Buffer.from(`job ${i}`), { messageId: `m${i}`, priority: 1 });
+      }
+      await channel.waitForConfirms();
+      const shown = await queueWith(queue, 3);
+      expect(pick(shown.json, QUEUE_FIELDS)).toEqual({
+        name: queue,
+        vhost: '/',
+        durable: false,
+        auto_delete: false,
+        exclusive: false,
+        arguments: { 'x-max-length': 100 },
+        type: 'classic',
+        policy: null,
+        messages: 3,
+        messages_ready: 3,
+        messages_unacknowledged: 0,
+        consumers: 0,
+        state: 'running',
+      });
+      const got = await call('POST', `/api/queues/%2F/${queue}/get`, {
+        count: 2,
+        ackmode: 'ack_requeue_true',
+        encoding: 'auto',
+        truncate: 50000,
+      });
+      expect(got.status).toBe(200);
+      expect(got.json).toEqual([
+        {
+          payload_bytes: 5,
+          redelivered: false,
+          exchange: '',
+          routing_key: queue,
+          message_count: 2,
+          properties: { headers: {}, message_id: 'm0', priority: 1 },
+          payload: 'job 0',
+          payload_encoding: 'string',
+        },
+        expect.objectContaining({ payload: 'job 1', message_count: 1 }),
+      ]);
+      await queueWith(queue, 3);
+      expect((await call('DELETE', `/api/queues/%2F/${queue}/contents`)).status).toBe(204);
+      await queueWith(queue, 0);
+    } finally {
+      await call('DELETE', `/api/queues/%2F/${queue}`);
+      await connection.close();
+    }
+  });
+
+  it.skipIf(skip)(
+    'answers declares, deletes, binds and publishes with the same codes',
+    async () => {
+      if (skip) return;
+      const queue = `${prefix}-codes`;
+      const exchange = `${prefix}-x`;
+      try {
+        expect((await call('PUT', `/api/queues/%2F/${queue}`, { durable: false })).status).toBe(
+          201,
+        );
+        expect((await call('PUT', `/api/queues/%2F/${queue}`, { durable: false })).status).toBe(
+          204,
+        );
+        const x = await call('PUT', `/api/exchanges/%2F/${exchange}`, {
+          type: 'topic',
+          durable: false,
+        });
+        expect(x.status).toBe(201);
+        const bound = await call('POST', `/api/bindings/%2F/e/${exchange}/q/${queue}`, {
+          routing_key: 'a.*',
+        });
+        expect(bound.status).toBe(201);
+        expect(bound.headers.get('location')).toBe(`${queue}/a.%252A`);
+        const listed = await call('GET', `/api/bindings/%2F/e/${exchange}/q/${queue}`);
+        expect(
+          listed.json.map((b: Record<string, unknown>) =>
+            pick(b, [
+              'source',
+              'destination',
+              'destination_type',
+              'routing_key',
+              'arguments',
+              'properties_key',
+            ]),
+          ),
+        ).toEqual([
+          {
+            source: exchange,
+            destination: queue,
+            destination_type: 'queue',
+            routing_key: 'a.*',
+            arguments: {},
+            properties_key: 'a.%2A',
+          },
+        ]);
+        const publish = (routing_key: string) =>
+          call('POST', `/api/exchanges/%2F/${exchange}/publish`, {
+            properties: {},
+            routing_key,
+            payload: 'p',
+            payload_encoding: 'string',
+          });
+        expect((await publish('a.b')).json).toEqual({ routed: true });
+        expect((await publish('b.b')).json).toEqual({ routed: false });
+        await queueWith(queue, 1);
+        expect((await call('DELETE', `/api/queues/%2F/${queue}?if-empty=true`)).status).toBe(400);
+        const unbound = await call('DELETE', `/api/bindings/%2F/e/${exchange}/q/${queue}/a.%252A`);
+        expect(unbound.status).toBe(204);
+        expect((await call('GET', `/api/queues/%2F/${prefix}-missing`)).status).toBe(404);
+        expect((await call('GET', `/api/queues/%2F/${prefix}-missing`)).json).toEqual({
+          error: 'Object Not Found',
+          reason: 'Not Found',
+        });
+        expect((await call('DELETE', `/api/queues/%2F/${prefix}-missing`)).status).toBe(404);
+        expect((await call('GET', '/api/nothing-here')).status).toBe(404);
+        const notJson = await call('PUT', `/api/queues/%2F/${queue}`, '{bad');
+        expect([notJson.status, notJson.json]).toEqual([
+          400,
+          { error: 'bad_request', reason: 'not_json' },
+        ]);
+        const wrongMethod = await call('PATCH', '/api/overview');
+        expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([
+          405,
+          'HEAD, GET, OPTIONS',
+        ]);
+        const bare = await fetch(`${target.http()}/api/overview`);
+        expect([bare.status, bare.headers.get('www-authenticate')]).toEqual([
+          401,
+          'Basic realm="RabbitMQ Management"',
+        ]);
+      } finally {
+        await call('DELETE', `/api/queues/%2F/${queue}`);
+        await call('DELETE', `/api/exchanges/%2F/${exchange}`);
+      }
+    },
+  );
+
+  it.skipIf(skip)('answers whoami, health checks and the aliveness test alike', async () => {
+    if (skip) return;
+    expect((await call('GET', '/api/whoami')).json).toEqual({
+      name: 'guest',
+      tags: ['administrator'],
+    });
+    expect((await call('GET', '/api/health/checks/alarms')).json).toEqual({ status: 'ok' });
+    expect((await call('GET', '/api/health/checks/local-alarms')).json).toEqual({ status: 'ok' });
+    expect((await call('GET', '/api/aliveness-test/%2F')).json).toEqual({ status: 'ok' });
+    const overview = (await call('GET', '/api/overview')).json;
+    expect(Object.keys(overview)).toEqual(
+      expect.arrayContaining([
+        'management_version',
+        'node',
+        'message_stats',
+        'queue_totals',
+        'object_totals',
+        'listeners',
+      ]),
+    );
+  });
+
+  it.skipIf(skip)('closes a connection by name with 320 and the X-Reason', async () => {
+    if (skip) return;
+    const name = `${prefix}-conn`;
+    const connection = await amqplib.connect(target.amqp(), {
+      clientProperties: { connection_name: name },
+    });
+    const closed = new Promise<Error>((resolve) => connection.on('close', resolve));
+    let listed: { name: string } | undefined;
+    await eventually(async () => {
+      const all = (await call('GET', '/api/connections')).json as {
+        name: string;
+        user_provided_name?: string;
+      }[];
+      listed = all.find((c) => c.user_provided_name === name);
+      return listed !== undefined;
+    });
+    const answer = await call(
+      'DELETE',
+      `/api/connections/${encodeURIComponent(listed!.name)}`,
+      undefined,
+      {
+        'x-reason': 'parity check',
+      },
+    );
+    expect(answer.status).toBe(204);
+    expect((await closed).message).toContain(
+      '320 (CONNECTION-FORCED) with message "CONNECTION_FORCED - parity check"',
+    );
+  });
+
+  it.skipIf(skip)(
+    'serves /metrics with the Prometheus plugin’s names, types and help',
+    async () => {
+      if (skip) return;
+      const text = await (await fetch(`${target.metrics()}/metrics`)).text();
+      const declared = new Map<string, string>();
+      for (const line of text.split('\n')) {
+        const match = /^# (TYPE|HELP) (\S+) (.*)$/.exec(line);
+        if (match) declared.set(`${match[1]} ${match[2]}`, match[3]!);
+      }
+      for (const name of [
+        'rabbitmq_queue_messages_ready',
+        'rabbitmq_queue_messages_unacked',
+        'rabbitmq_queue_messages',
+        'rabbitmq_queue_consumers',
+        'rabbitmq_connections',
+        'rabbitmq_channels',
+        'rabbitmq_queues',
+        'rabbitmq_global_messages_received_total',
+        'rabbitmq_global_messages_delivered_total',
+        'rabbitmq_global_messages_acknowledged_total',
+      ]) {
+        expect(declared.get(`TYPE ${name}`), name).toBe(
+          name.endsWith('_total') ? 'counter' : 'gauge',
+        );
+        expect(declared.get(`HELP ${name}`), name).toBe(EXPECTED_HELP[name]);
+      }
+    },
+  );
+});
+
+/** The help of the rabbitmq_prometheus plugin of RabbitMQ 3.10. */
+const EXPECTED_HELP: Readonly<Record<string, string>> = {
+  rabbitmq_queue_messages_ready: 'Messages ready to be delivered to consumers',
+  rabbitmq_queue_messages_unacked: 'Messages delivered to consumers but not yet acknowledged',
+  rabbitmq_queue_messages: 'Sum of ready and unacknowledged messages - total queue depth',
+  rabbitmq_queue_consumers: 'Consumers on a queue',
+  rabbitmq_connections: 'Connections currently open',
+  rabbitmq_channels: 'Channels currently open',
+  rabbitmq_queues: 'Queues available',
+  rabbitmq_global_messages_received_total: 'Total number of messages received from publishers',
+  rabbitmq_global_messages_delivered_total: 'Total number of messages delivered to consumers',
+  rabbitmq_global_messages_acknowledged_total: 'Total number of messages acknowledged by consumers',
+};
+
+describe('the RabbitMQ side', () => {
+  it.skipIf(rabbitUp)('is skipped: RabbitMQ management does not answer at RABBIT_API', () => {
+    // Enable it with `rabbitmq-plugins enable rabbitmq_management rabbitmq_prometheus`.
+    expect(rabbitUp).toBe(false);
+  });
+});
