@@ -36,6 +36,8 @@ await build({
   // The other dependencies have CommonJS entries and stay dependencies.
   external: ['@turf/*', 'fast-json-stable-stringify'],
   logLevel: 'warning',
+  // The dashboard's file server finds its page by import.meta.dirname, or by __dirname in here.
+  logOverride: { 'empty-import-meta': 'silent' },
 });
 // The command line is an ES module of its own, not part of the library's API. The dashboard's
 // page stays where the ES build has it: the bundle serves that copy.

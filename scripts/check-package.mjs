@@ -118,6 +118,21 @@ console.log('ok');`;
       outputs.push(path.join(path.basename(dir), 'out', out));
     }
   }
+  // The management listener's dashboard from each build: the page, its modules, the chart library.
+  const dashboard = `const broker = await Broker.open();
+const server = await listen(broker, { port: 0, management: { port: 0 } });
+for (const path of ['/', '/app.js', '/vendor/uPlot.min.js']) {
+  const answer = await fetch(new URL(path, server.managementUrl));
+  if (answer.status !== 200) throw new Error(\`\${path}: \${answer.status}\`);
+}
+await server.close();
+await broker.close();
+console.log('ok');`;
+  write(app, {
+    'dashboard.mjs': `import { Broker } from 'mqlite';\nimport { listen } from 'mqlite/server';\n${dashboard}\n`,
+    'dashboard.cjs': `const { Broker } = require('mqlite');\nconst { listen } = require('mqlite/server');\n(async () => {\n${dashboard}\n})();\n`,
+  });
+  outputs.push('dashboard.mjs', 'dashboard.cjs');
   for (const file of outputs) {
     const printed = run(process.execPath, [file], app).trim();
     if (printed !== 'ok') throw new Error(`${file} printed ${printed}`);

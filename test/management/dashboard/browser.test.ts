@@ -138,7 +138,7 @@ for (const target of await dashboardTargets()) {
         await shows(`tr[data-queue="${jobs}"] [data-column=Messages]`, '^3$');
         await shows(`tr[data-queue="${busy}"] [data-column=Consumers]`, '^1$');
         await shows('.summary', '^3 of \\d+ queues$');
-        await shows(`tr[data-queue="${busy}"] [data-column=Publish]`, '^[1-9]');
+        await shows(`tr[data-queue="${busy}"] [data-column="Deliver / get"]`, '^[1-9]');
         await page.click('th button:text-is("Consumers")');
         const order = await page.$$eval('tbody tr', (rows) => rows.map((r) => r.dataset.queue));
         expect(order[0]).toBe(busy);

@@ -1,10 +1,13 @@
 /**
- * The brokers the dashboard is shown against: RabbitMQ's management plugin (its API behind a
- * listener that serves the dashboard's files, as the plugin's own UI is served beside it).
+ * The brokers the dashboard is shown against: mqlite's management listener, which serves it, and
+ * RabbitMQ's management plugin (its API behind a listener that serves the dashboard's files, as
+ * the plugin's own UI is served beside it).
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Broker } from '../../../src/broker/broker.js';
 import { serveDashboard } from '../../../src/management/dashboard/dashboard-files.js';
+import { listen, type Server as MqliteServer } from '../../../src/server/index.js';
 
 export interface DashboardTarget {
   readonly name: string;
@@ -65,6 +68,25 @@ async function rabbitmq(): Promise<DashboardTarget> {
   };
 }
 
+/** `listen()` with the management listener, on ephemeral ports, as an application starts it. */
+function mqlite(): DashboardTarget {
+  let broker: Broker | undefined;
+  let server: MqliteServer | undefined;
+  return {
+    name: 'mqlite',
+    amqpUrl: () => server!.url,
+    async start() {
+      broker = await Broker.open();
+      server = await listen(broker, { port: 0, management: { port: 0 } });
+      return `${server.managementUrl}/`;
+    },
+    async stop() {
+      await server?.close();
+      await broker?.close();
+    },
+  };
+}
+
 export async function dashboardTargets(): Promise<DashboardTarget[]> {
-  return [await rabbitmq()];
+  return [mqlite(), await rabbitmq()];
 }
