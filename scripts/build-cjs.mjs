@@ -4,6 +4,7 @@
 // server required from CommonJS share their classes. The types are the ES build's declarations,
 // copied under dist/cjs, whose package.json makes TypeScript read them as CommonJS.
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url);
@@ -36,13 +37,17 @@ await build({
   // required only when the first shovel starts: the dynamic import becomes a deferred require).
   external: ['@turf/*', 'fast-json-stable-stringify', '@cloudamqp/amqp-client'],
   logLevel: 'warning',
+  // The dashboard's file server finds its page by import.meta.dirname, or by __dirname in here.
+  logOverride: { 'empty-import-meta': 'silent' },
 });
-// The command line is an ES module of its own, not part of the library's API.
+// The command line is an ES module of its own, not part of the library's API. The dashboard's
+// page stays where the ES build has it: the bundle serves that copy.
+const page = fileURLToPath(new URL('dist/management/dashboard/public', root));
 for (const name of readdirSync(new URL('dist/', root))) {
   if (name === 'cjs' || name === 'cli' || name.endsWith('.js')) continue;
   cpSync(new URL(`dist/${name}`, root), new URL(name, out), {
     recursive: true,
-    filter: (from) => !from.endsWith('.js'),
+    filter: (from) => !from.endsWith('.js') && from !== page,
   });
 }
 

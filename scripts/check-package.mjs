@@ -35,11 +35,19 @@ try {
   const files = packed.files.map((f) => f.path);
   const stray = files.filter(
     (f) =>
-      !/^(dist\/.*\.(js|d\.ts)|dist\/cjs\/package\.json|README\.md|LICENSE|package\.json)$/.test(f),
+      !/^(dist\/.*\.(js|d\.ts)|dist\/management\/dashboard\/public\/.*\.(html|css|svg)|dist\/cjs\/package\.json|README\.md|LICENSE|package\.json)$/.test(
+        f,
+      ),
   );
   if (stray.length > 0)
     throw new Error(`the tarball holds more than dist, README, LICENSE: ${stray}`);
-  for (const needed of ['dist/index.js', 'dist/index.d.ts', 'dist/cjs/index.js', 'LICENSE'])
+  for (const needed of [
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/cjs/index.js',
+    'dist/management/dashboard/public/index.html',
+    'LICENSE',
+  ])
     if (!files.includes(needed)) throw new Error(`the tarball lacks ${needed}`);
   console.log(`${packed.filename}: ${files.length} files, ${packed.size} bytes`);
 
@@ -110,6 +118,21 @@ console.log('ok');`;
       outputs.push(path.join(path.basename(dir), 'out', out));
     }
   }
+  // The management listener's dashboard from each build: the page, its modules, the chart library.
+  const dashboard = `const broker = await Broker.open();
+const server = await listen(broker, { port: 0, management: { port: 0 } });
+for (const path of ['/', '/app.js', '/vendor/uPlot.min.js']) {
+  const answer = await fetch(new URL(path, server.managementUrl));
+  if (answer.status !== 200) throw new Error(\`\${path}: \${answer.status}\`);
+}
+await server.close();
+await broker.close();
+console.log('ok');`;
+  write(app, {
+    'dashboard.mjs': `import { Broker } from 'mqlite';\nimport { listen } from 'mqlite/server';\n${dashboard}\n`,
+    'dashboard.cjs': `const { Broker } = require('mqlite');\nconst { listen } = require('mqlite/server');\n(async () => {\n${dashboard}\n})();\n`,
+  });
+  outputs.push('dashboard.mjs', 'dashboard.cjs');
   for (const file of outputs) {
     const printed = run(process.execPath, [file], app).trim();
     if (printed !== 'ok') throw new Error(`${file} printed ${printed}`);

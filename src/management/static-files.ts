@@ -4,6 +4,7 @@
  * did. Without one, such paths are 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveDashboard } from './dashboard/dashboard-files.js';
 
 /** Answers a request for a file, or resolves false to leave it to the 404. */
 export type StaticFiles = (
@@ -11,5 +12,5 @@ export type StaticFiles = (
   response: ServerResponse,
 ) => boolean | Promise<boolean>;
 
-/** The static files served when `listen()`'s `management` option names none. */
-export const defaultStaticFiles: StaticFiles | undefined = undefined;
+/** The static files served when `listen()`'s `management` option names none: the dashboard. */
+export const defaultStaticFiles: StaticFiles | undefined = serveDashboard;
