@@ -5,6 +5,7 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { countOf, replyCodeOf } from '../parity/helpers.js';
 import type { ParityQueue, ParitySession } from '../parity/types.js';
+import { DeathOrder } from './death-order.js';
 import { normaliseReason } from './normalise.js';
 import type { Operation, QueueSpec } from './operations.js';
 import type { Side } from './side.js';
@@ -35,6 +36,8 @@ export class Driver {
   readonly consumers: Consumer[] = [];
   unsettled: Unsettled[] = [];
   readonly trace: string[] = [];
+  /** mqlite's sides: the deaths of the run's messages, in both `x-death` orders. */
+  deathOrder: DeathOrder | undefined;
 
   constructor(side: Side, prefix: string, queues: number) {
     this.side = side;
@@ -57,6 +60,21 @@ export class Driver {
         }),
       );
     }
+  }
+
+  /** Follows the deaths in the declared queues (an mqlite side: they are seen in process). */
+  followDeaths(): void {
+    const targets = new Map(
+      [...this.specs.entries()]
+        .filter(([, spec]) => spec.deadLetter)
+        .map(([i, spec]) => [
+          this.names[i]!,
+          spec.deadLetterTo === undefined ? this.dlq : this.names[spec.deadLetterTo]!,
+        ]),
+    );
+    const labels = new Map<string, string>(this.names.map((name, i) => [name, `q${i}`]));
+    labels.set(this.dlq, 'dlq');
+    this.deathOrder = new DeathOrder(targets, (queue) => labels.get(queue) ?? queue);
   }
 
   async run(operation: Operation, publishNumber: number): Promise<string> {
@@ -224,6 +242,7 @@ export class Driver {
   }
 
   async cleanup(): Promise<void> {
+    this.deathOrder?.close();
     await this.closeConsumers().catch(() => undefined);
     // A deleted queue's handle deletes nothing (0): every name is gone after this.
     for (const q of [...this.handles, this.dlqHandle]) await q?.delete().catch(() => undefined);

@@ -468,6 +468,8 @@ export class ClassicQueue implements AsyncDisposable {
     if (run.length === 0) return;
     const handles = run.splice(0);
     if (this.#closed) return;
+    // What the limits dead-letter goes once the requeued messages went to consumers with room.
+    if (this.#dispatchDeferred) this.#deadLetters.hold();
     this.#dropHeads();
     for (const handle of handles) if (this.store.isReady(handle)) this.#ttl.requeued(handle);
   };
@@ -648,6 +650,8 @@ export class ClassicQueue implements AsyncDisposable {
         this.#dispatch();
       } catch (error) {
         this.reportError(error, 'dispatch');
+      } finally {
+        this.#deadLetters.release();
       }
     });
   }

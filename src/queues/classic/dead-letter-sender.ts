@@ -14,7 +14,11 @@ import {
   deadLetteredCopy,
   isDeadLetterCycle,
 } from './dead-letter.js';
-import { runDeadLetterHops, scheduleDeadLetterHop } from './dead-letter-hops.js';
+import {
+  type DeadLetterHop,
+  runDeadLetterHops,
+  scheduleDeadLetterHop,
+} from './dead-letter-hops.js';
 
 /** What the sender reads of its queue at each death: the limits change with `applyLimits`. */
 export interface DeadLetterSource {
@@ -37,6 +41,8 @@ export class DeadLetterSender {
   readonly #onError: (error: unknown) => void;
   /** Rejected messages of a priority queue waiting to be dead-lettered together. */
   readonly #rejected: Rejected[] = [];
+  /** Hops kept back until `release` (see `hold`), in the order they were sent. */
+  #held: DeadLetterHop[] | undefined;
 
   constructor(
     queue: DeadLetterSource,
@@ -96,7 +102,7 @@ export class DeadLetterSender {
     // Reported below through `onError`; whoever waits on it sees the rejection too.
     stored.catch(ignore);
     const onError = this.#onError;
-    scheduleDeadLetterHop({
+    const hop: DeadLetterHop = {
       run() {
         const result = router(copy);
         if (result) result.catch(onError);
@@ -106,8 +112,28 @@ export class DeadLetterSender {
         onError(error);
         routed(undefined);
       },
-    });
+    };
+    if (this.#held) this.#held.push(hop);
+    else scheduleDeadLetterHop(hop);
     return stored;
+  }
+
+  /**
+   * Keeps the copies sent from now on (and their hops) back until `release`: a queue finishing a
+   * requeue delivers to its consumers before its dead letters can come back round a loop, as a
+   * RabbitMQ queue, a process of its own, takes them only once the requeue is done.
+   */
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  /** Sends what `hold` kept back, in order, and what they set off. */
+  release(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    for (const hop of held) scheduleDeadLetterHop(hop);
+    runDeadLetterHops();
   }
 
   /**
