@@ -8,11 +8,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { checkSeed, referenceUrl, waitForBroker } from './check.js';
 import type { Profile } from './profiles.js';
 
-/** Chunks (seeds 1, 2, ...) and sequences per chunk of each profile: under two minutes in all. */
+/** Chunks (seeds 1, 2, ...) and sequences per chunk of each profile: a few minutes in all. */
 const PLAN: readonly { profile: Profile; chunks: number; runs: number }[] = [
   { profile: 'basic', chunks: 5, runs: 20 },
   { profile: 'dead-letter', chunks: 4, runs: 15 },
   { profile: 'time', chunks: 3, runs: 10 },
+  { profile: 'quorum', chunks: 3, runs: 15 },
 ];
 /** At most this share of a chunk's sequences may be set aside as racing a TTL's deadline. */
 const MAX_RACED = 0.2;

@@ -257,6 +257,10 @@ async function runOperations(run: Lockstep, sequence: Sequence): Promise<boolean
         const unsettled = b.unsettled;
         return unsettled.length > 0 && unsettled[n % unsettled.length]!.consumer === undefined;
       },
+      quorum: (queue) => sequence.queues[queue]!.quorum !== undefined,
+      inFlight: (queue) =>
+        b.unsettled.some((u) => u.queue === queue) ||
+        b.consumers.some((c) => c.open && c.queue === queue),
     });
     const label = `${step} ${JSON.stringify(original)}`;
     if ('skip' in operation) {
