@@ -20,6 +20,8 @@ export const DELIBERATE = {
     '"Every delivery of a non-stream queue carries `x-delivery-count`": headers are not compared, but a quorum queue\'s `x-delivery-count`',
   quorumRequeueOrder:
     '"A requeued message goes back to its place in the queue": a quorum queue has one consumer, of prefetch 1, and a delivery pulled with a later ack only when it has no consumer nor unsettled delivery, so messages come back one at a time',
+  quorumLimitCredit:
+    '"A consumer of a quorum queue whose return the delivery limit dead-letters": such a nack or reject of a consumer\'s delivery is made without requeue',
   quorumGetConsumer:
     '"A `get` awaiting its ack is not a consumer of a quorum queue": a quorum queue\'s consumer count is not compared',
 } as const;
@@ -35,6 +37,8 @@ export interface RunState {
   quorum(queue: number): boolean;
   /** Whether a queue has an open consumer or an unsettled delivery. */
   inFlight(queue: number): boolean;
+  /** Whether the delivery an operation picks is a quorum consumer's that a return would dead-letter. */
+  atLimit(delivery: number): boolean;
 }
 
 /** The operation as both brokers run it, or why it is skipped. */
@@ -52,6 +56,9 @@ export async function normaliseOperation(
     case 'settle':
       if (operation.multiple && state.pulled(operation.delivery)) {
         return { ...operation, multiple: false };
+      }
+      if (operation.requeue && operation.how !== 'ack' && state.atLimit(operation.delivery)) {
+        return { ...operation, requeue: false };
       }
       return operation;
     case 'get':

@@ -258,6 +258,13 @@ async function runOperations(run: Lockstep, sequence: Sequence): Promise<boolean
         return unsettled.length > 0 && unsettled[n % unsettled.length]!.consumer === undefined;
       },
       quorum: (queue) => sequence.queues[queue]!.quorum !== undefined,
+      atLimit: (n) => {
+        const { unsettled, specs } = b;
+        const picked = unsettled[n % Math.max(1, unsettled.length)];
+        const limit = picked && specs[picked.queue]!.quorum?.deliveryLimit;
+        if (limit === undefined || picked!.consumer === undefined) return false;
+        return Number(picked!.message.properties.headers?.['x-delivery-count'] ?? 0) >= limit;
+      },
       inFlight: (queue) =>
         b.unsettled.some((u) => u.queue === queue) ||
         b.consumers.some((c) => c.open && c.queue === queue),
