@@ -30,10 +30,15 @@ export async function waitForBroker(url: string, deadlineMs = 30_000): Promise<v
   }
 }
 
-/** How many sequences of a seed agreed, and how many differed only by a TTL's race. */
+/**
+ * How many sequences of a seed agreed, how many differed only by a TTL's race, and how many
+ * only after the documented `x-death` order decided a dead letter's fate (see death-order.ts).
+ */
 export interface SeedResult {
   readonly agreed: number;
   readonly raced: number;
+  /** Where each of those parted (see death-order.ts). */
+  readonly deathOrder: readonly string[];
 }
 
 /**
@@ -52,6 +57,7 @@ export async function checkSeed(
 ): Promise<SeedResult> {
   let agreed = 0;
   let raced = 0;
+  const deathOrder: string[] = [];
   await fc.assert(
     fc.asyncProperty(profileSequences(profile), async (sequence) => {
       const result = await compareOn(sequence, () => amqpSide('rabbitmq', url), [
@@ -60,9 +66,10 @@ export async function checkSeed(
       ]);
       if (result.same) agreed++;
       else if (result.raced) raced++;
+      else if (result.deathOrder) deathOrder.push(result.deathOrder);
       else throw new Error(`mqlite differs from the broker:\n${result.report}`);
     }),
     { seed, numRuns: runs, includeErrorInReport: true, endOnFailure: !shrink },
   );
-  return { agreed, raced };
+  return { agreed, raced, deathOrder };
 }

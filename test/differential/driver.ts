@@ -5,6 +5,7 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { countOf, replyCodeOf } from '../parity/helpers.js';
 import type { ParityQueue, ParitySession } from '../parity/types.js';
+import { DeathOrder } from './death-order.js';
 import { normaliseReason } from './normalise.js';
 import type { Operation, QueueSpec } from './operations.js';
 import type { Side } from './side.js';
@@ -35,6 +36,8 @@ export class Driver {
   readonly consumers: Consumer[] = [];
   unsettled: Unsettled[] = [];
   readonly trace: string[] = [];
+  /** mqlite's sides: the deaths of the run's messages, in both `x-death` orders. */
+  deathOrder: DeathOrder | undefined;
 
   constructor(side: Side, prefix: string, queues: number) {
     this.side = side;
@@ -49,7 +52,8 @@ export class Driver {
     for (const [i, spec] of specs.entries()) {
       this.handles.push(
         await session.queue(this.names[i]!, {
-          durable: false,
+          // A quorum queue is durable or refused.
+          durable: spec.quorum !== undefined,
           arguments: queueArguments(
             spec,
             spec.deadLetterTo === undefined ? this.dlq : this.names[spec.deadLetterTo]!,
@@ -57,6 +61,21 @@ export class Driver {
         }),
       );
     }
+  }
+
+  /** Follows the deaths in the declared queues (an mqlite side: they are seen in process). */
+  followDeaths(): void {
+    const targets = new Map(
+      [...this.specs.entries()]
+        .filter(([, spec]) => spec.deadLetter)
+        .map(([i, spec]) => [
+          this.names[i]!,
+          spec.deadLetterTo === undefined ? this.dlq : this.names[spec.deadLetterTo]!,
+        ]),
+    );
+    const labels = new Map<string, string>(this.names.map((name, i) => [name, `q${i}`]));
+    labels.set(this.dlq, 'dlq');
+    this.deathOrder = new DeathOrder(targets, (queue) => labels.get(queue) ?? queue);
   }
 
   async run(operation: Operation, publishNumber: number): Promise<string> {
@@ -82,7 +101,7 @@ export class Driver {
         if (!operation.noAck) {
           this.unsettled.push({ message, queue: operation.queue, consumer: undefined });
         }
-        return `got ${describe(message)} left ${message.messageCount}`;
+        return `got ${this.#describe(message, operation.queue)} left ${message.messageCount}`;
       }
       case 'settle':
         return this.#settle(operation);
@@ -109,7 +128,7 @@ export class Driver {
       case 'purge':
         return `purged ${countOf(await this.handles[operation.queue]!.purge())}`;
       case 'stats':
-        return showCounts(await this.side.counts(this.names[operation.queue]!));
+        return this.#counts(operation.queue);
       case 'delete': {
         const count = countOf(await this.handles[operation.queue]!.delete());
         this.unsettled = this.unsettled.filter((u) => u.queue !== operation.queue);
@@ -157,18 +176,21 @@ export class Driver {
           u.message.deliveryTag <= tag
         ),
     );
-    return `${operation.how} ${describe(message)}`;
+    return `${operation.how} ${this.#describe(message, picked.queue)}`;
   }
 
   /** What a client sees now: counts of every queue, new deliveries of every consumer. */
   async observe(): Promise<string> {
     await this.side.quiesce();
     const parts: string[] = [];
-    for (const name of [...this.names, this.dlq])
-      parts.push(showCounts(await this.side.counts(name)));
+    for (let i = 0; i < this.names.length; i++) parts.push(await this.#counts(i));
+    parts.push(showCounts(await this.side.counts(this.dlq)));
     const deliveries = this.consumers.map((c, i) =>
       c.open && c.received.length > c.seen
-        ? `c${i}<${c.received.slice(c.seen).map(describe).join(',')}`
+        ? `c${i}<${c.received
+            .slice(c.seen)
+            .map((m) => this.#describe(m, c.queue))
+            .join(',')}`
         : '',
     );
     return `${parts.join(' ')} ${deliveries.filter(Boolean).join(' ')}`.trimEnd();
@@ -209,7 +231,9 @@ export class Driver {
       for (let m = await q.get({ noAck: true }); m; m = await q.get({ noAck: true })) {
         const reason = m.properties.headers?.['x-first-death-reason'];
         bodies.push(
-          reason === undefined ? describe(m) : `${describe(m)}(${normaliseReason(reason)})`,
+          reason === undefined
+            ? this.#describe(m, i)
+            : `${this.#describe(m, i)}(${normaliseReason(reason)})`,
         );
       }
       const held = this.unsettled.filter((u) => u.queue === i).length;
@@ -223,7 +247,28 @@ export class Driver {
     return { text: parts.join(' '), violations };
   }
 
+  /**
+   * A queue's ready messages and consumers as declare-ok counts them; a quorum queue's consumers
+   * are left out (DELIBERATE.quorumGetConsumer).
+   */
+  async #counts(queue: number): Promise<string> {
+    const counts = await this.side.counts(this.names[queue]!);
+    if (counts === 'gone' || !this.specs[queue]?.quorum) return showCounts(counts);
+    return `${counts.ready}/-`;
+  }
+
+  /**
+   * A delivery as the trace shows it: its body, `*` when redelivered and, from a quorum queue,
+   * `#n` for its `x-delivery-count` (both brokers write it there).
+   */
+  #describe(message: AMQPMessage, queue: number): string {
+    const headers = this.specs[queue]?.quorum ? message.properties.headers : undefined;
+    const count = headers?.['x-delivery-count'];
+    return `${describe(message)}${count === undefined ? '' : `#${count}`}`;
+  }
+
   async cleanup(): Promise<void> {
+    this.deathOrder?.close();
     await this.closeConsumers().catch(() => undefined);
     // A deleted queue's handle deletes nothing (0): every name is gone after this.
     for (const q of [...this.handles, this.dlqHandle]) await q?.delete().catch(() => undefined);
@@ -240,6 +285,10 @@ export function queueArguments(spec: QueueSpec, dlq: string): Record<string, unk
     ...(spec.deadLetter && { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq }),
     ...(spec.singleActiveConsumer && { 'x-single-active-consumer': true }),
     ...(spec.messageTtl !== undefined && { 'x-message-ttl': spec.messageTtl }),
+    ...(spec.quorum && {
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': spec.quorum.deliveryLimit,
+    }),
   };
 }
 

@@ -3,8 +3,8 @@
  * sequences (in chunks of 50, seeds S, S+1, ...) of profile P (`basic`, `dead-letter`, `time` or
  * `all`, which takes them in turn, chunk by chunk) on the broker at `AMQP_URL` (default the local
  * RabbitMQ) and on mqlite, printing each chunk's first difference with the traces, shrunk unless
- * `--unshrunk`. It goes on past a difference, to the next chunk, and exits non-zero at the end
- * if there was one.
+ * `--unshrunk`, and where a sequence set aside as the documented `x-death` order parted. It goes
+ * on past a difference, to the next chunk, and exits non-zero at the end if there was one.
  */
 import { parseArgs } from 'node:util';
 import { checkSeed, referenceUrl, waitForBroker } from './check.js';
@@ -31,6 +31,7 @@ if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(first) ||
 await waitForBroker(referenceUrl);
 const started = Date.now();
 let raced = 0;
+let deathOrder = 0;
 let differed = 0;
 for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   const runs = Math.min(CHUNK, total - done);
@@ -39,7 +40,9 @@ for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   try {
     const result = await checkSeed(seed, runs, profile, { shrink: !values.unshrunk });
     raced += result.raced;
-    outcome = `${result.agreed} sequences agree, ${result.raced} raced a TTL`;
+    deathOrder += result.deathOrder.length;
+    for (const parted of result.deathOrder) console.log(`seed ${seed}: x-death order: ${parted}`);
+    outcome = `${result.agreed} sequences agree, ${result.raced} raced a TTL, ${result.deathOrder.length} x-death order`;
   } catch (error) {
     differed++;
     console.error(`seed ${seed} (${profile}):`, (error as Error).message);
@@ -47,7 +50,7 @@ for (let done = 0, seed = first; done < total; done += CHUNK, seed++) {
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   console.log(
-    `seed ${seed} (${profile}): ${outcome} (${done + runs}/${total}, ${differed} chunks differed, ${raced} raced, ${seconds} s)`,
+    `seed ${seed} (${profile}): ${outcome} (${done + runs}/${total}, ${differed} chunks differed, ${raced} raced, ${deathOrder} x-death order, ${seconds} s)`,
   );
 }
 process.exit(differed > 0 ? 1 : 0);

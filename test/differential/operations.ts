@@ -1,5 +1,6 @@
 /**
- * The random operation sequences of the differential test: one to three classic queues with
+ * The random operation sequences of the differential test: one to three queues (classic, or
+ * quorum in the quorum profile) with
  * random arguments, dead-lettering to one shared DLQ (or, in the dead-letter profile, to each
  * other), and what clients do to them. Operations name queues, consumers and deliveries by index,
  * so one sequence means the same on every broker. The profiles are in profiles.ts.
@@ -22,6 +23,8 @@ export interface QueueSpec {
   readonly expiration?: number;
   readonly singleActiveConsumer: boolean;
   readonly messageTtl?: number;
+  /** A quorum queue (durable), with this `x-delivery-limit` (quorum profile). */
+  readonly quorum?: { readonly deliveryLimit: number };
 }
 
 export type Operation =

@@ -2,7 +2,8 @@
  * The generator's profiles. `basic` draws queues with any arguments and every operation;
  * `dead-letter` builds dead-letter topologies between length-limited queues (loops of two and
  * three queues, chains ending in the DLQ) and requeues into them; `time` gives queues TTLs of
- * 50 to 500 ms and lets time pass between operations.
+ * 50 to 500 ms and lets time pass between operations; `quorum` declares quorum queues with
+ * delivery limits and requeues into them (see `quorumQueue`).
  */
 import fc from 'fast-check';
 import {
@@ -18,9 +19,9 @@ import {
   subscribeOp,
 } from './operations.js';
 
-export type Profile = 'basic' | 'dead-letter' | 'time';
+export type Profile = 'basic' | 'dead-letter' | 'time' | 'quorum';
 
-export const PROFILES: readonly Profile[] = ['basic', 'dead-letter', 'time'];
+export const PROFILES: readonly Profile[] = ['basic', 'dead-letter', 'time', 'quorum'];
 
 /** A publish; of 2 to `burst` messages at once when given. */
 function publishOp(queue: fc.Arbitrary<number>, burst?: number): fc.Arbitrary<Operation> {
@@ -67,6 +68,7 @@ const mostlyRequeue = fc.oneof(
   { weight: 1, arbitrary: fc.constant(false) },
 );
 
+/** Operations that requeue into the queues: the dead-letter and quorum profiles'. */
 function deadLetterOperation(specs: readonly QueueSpec[]): fc.Arbitrary<Operation> {
   const queue = fc.integer({ min: 0, max: specs.length - 1 });
   return fc.oneof(
@@ -118,6 +120,25 @@ function timeOperation(specs: readonly QueueSpec[]): fc.Arbitrary<Operation> {
   );
 }
 
+/**
+ * A quorum queue as RabbitMQ 3.10 and 4.x treat alike: always with an `x-delivery-limit` of 0
+ * to 3 (without one 4.x, and mqlite, stop at 20 and 3.10 never; `-1` differs too: README,
+ * "Differences from the brokers"), dead-lettering to the DLQ or not, length limits with
+ * `drop-head` or `reject-publish`. No TTL (the time profile covers it) and no single active
+ * consumer (a quorum queue refuses it `get` with 405, which closes the channel on a broker).
+ */
+const quorumQueue: fc.Arbitrary<QueueSpec> = fc.record(
+  {
+    maxLength: fc.integer({ min: 0, max: 3 }),
+    maxLengthBytes: fc.integer({ min: 0, max: 8 }),
+    overflow: fc.constantFrom('drop-head' as const, 'reject-publish' as const),
+    deadLetter: fc.boolean(),
+    singleActiveConsumer: fc.constant(false),
+    quorum: fc.record({ deliveryLimit: fc.integer({ min: 0, max: 3 }) }),
+  },
+  { requiredKeys: ['deadLetter', 'singleActiveConsumer', 'quorum'] },
+);
+
 /** The sequences of `profile`. */
 export function profileSequences(profile: Profile): fc.Arbitrary<Sequence> {
   switch (profile) {
@@ -127,5 +148,11 @@ export function profileSequences(profile: Profile): fc.Arbitrary<Sequence> {
       return sequencesOf(deadLetterTopology, deadLetterOperation, 20);
     case 'time':
       return sequencesOf(fc.array(timedQueue, { minLength: 1, maxLength: 2 }), timeOperation);
+    case 'quorum':
+      return sequencesOf(
+        fc.array(quorumQueue, { minLength: 1, maxLength: 2 }),
+        deadLetterOperation,
+        20,
+      );
   }
 }

@@ -32,6 +32,12 @@ export interface Comparison {
   readonly same: boolean;
   /** Why a difference may be a race of real time against a TTL, when it may. */
   readonly raced: string | undefined;
+  /**
+   * Where a dead letter's fate turned on the documented `x-death` order (see death-order.ts),
+   * when the sides differed after that and mqlite's sides agreed with each other. Neither this
+   * nor `raced` is given when an invariant broke or a side hung.
+   */
+  readonly deathOrder: string | undefined;
   readonly report: string;
 }
 
@@ -42,6 +48,8 @@ class Lockstep {
   readonly subjects: readonly Driver[];
   /** Unhandled rejections and uncaught exceptions the process saw during the run. */
   readonly processErrors: string[] = [];
+  /** An invariant broke or a side hung: no documented difference accounts for that. */
+  broken = false;
   #reported = new Map<Driver, number>();
   /** When the reference's part of the last step began and ended. */
   #window = { start: 0, end: 0 };
@@ -125,6 +133,7 @@ class Lockstep {
       this.reference.trace.push(...this.processErrors.map((e) => `  process: ${e}`));
       this.processErrors.length = 0;
     }
+    if (!kept) this.broken = true;
     return agree && kept;
   }
 
@@ -143,7 +152,9 @@ class Lockstep {
     }
     const agree =
       seen.every((s) => s === seen[0]) && drained.every((x) => x.text === drained[0]!.text);
-    return this.#checked(agree && drained.every((x) => x.violations.length === 0));
+    const kept = drained.every((x) => x.violations.length === 0);
+    if (!kept) this.broken = true;
+    return this.#checked(agree && kept);
   }
 }
 
@@ -193,20 +204,42 @@ export async function compareOn(
   process.on('uncaughtException', onError);
   let same = true;
   try {
-    for (const open of [reference, ...subjects]) sides.push(new Driver(await open(), prefix, n));
+    // Each side names its queues apart: mqlite's deaths are told apart by them.
+    for (const [i, open] of [reference, ...subjects].entries()) {
+      sides.push(new Driver(await open(), `${prefix}-${i}`, n));
+    }
     run = new Lockstep(sides[0]!, sides.slice(1));
     await run.step('the declare', (d) => d.declare(sequence.queues));
+    for (const subject of run.subjects) subject.followDeaths();
     same = await runOperations(run, sequence);
   } catch (error) {
     if (!(error instanceof Stuck) || !run) throw error;
     error.driver.trace.push(`stuck: ${error.message}`);
+    run.broken = true;
     same = false;
   } finally {
     for (const d of sides) await settles('the cleanup', d, (x) => x.cleanup()).catch(() => {});
     process.off('unhandledRejection', onError);
     process.off('uncaughtException', onError);
   }
-  return { same, raced: run.timeline.raced, report: report(sequence, sides) };
+  const excusable = !same && !run.broken;
+  return {
+    same,
+    raced: excusable ? run.timeline.raced : undefined,
+    deathOrder: excusable ? deathOrder(run.subjects) : undefined,
+    report: report(sequence, sides),
+  };
+}
+
+/** Where every mqlite side saw the `x-death` orders part, if they did and traced alike. */
+function deathOrder(subjects: readonly Driver[]): string | undefined {
+  const [first, ...others] = subjects;
+  const parted = first?.deathOrder?.parted;
+  const alike = (d: Driver) => d.trace.join('\n') === first!.trace.join('\n');
+  if (parted === undefined || !others.every((d) => d.deathOrder?.parted === parted && alike(d))) {
+    return undefined;
+  }
+  return parted;
 }
 
 async function runOperations(run: Lockstep, sequence: Sequence): Promise<boolean> {
@@ -224,6 +257,17 @@ async function runOperations(run: Lockstep, sequence: Sequence): Promise<boolean
         const unsettled = b.unsettled;
         return unsettled.length > 0 && unsettled[n % unsettled.length]!.consumer === undefined;
       },
+      quorum: (queue) => sequence.queues[queue]!.quorum !== undefined,
+      atLimit: (n) => {
+        const { unsettled, specs } = b;
+        const picked = unsettled[n % Math.max(1, unsettled.length)];
+        const limit = picked && specs[picked.queue]!.quorum?.deliveryLimit;
+        if (limit === undefined || picked!.consumer === undefined) return false;
+        return Number(picked!.message.properties.headers?.['x-delivery-count'] ?? 0) >= limit;
+      },
+      inFlight: (queue) =>
+        b.unsettled.some((u) => u.queue === queue) ||
+        b.consumers.some((c) => c.open && c.queue === queue),
     });
     const label = `${step} ${JSON.stringify(original)}`;
     if ('skip' in operation) {

@@ -5,7 +5,7 @@
 
 import type { AMQPMessage, QueueSubscribeParams } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import type { ParityQueue } from './types.js';
+import type { ParityContext, ParityQueue } from './types.js';
 
 /** How long a poll waits before failing. Generous: CI machines are slow, success is fast. */
 const DEADLINE_MS = 15_000;
@@ -131,4 +131,18 @@ export async function settled(msg: AMQPMessage): Promise<void> {
 /** The message count a queue's `delete`/`purge` resolved with (a number on mqlite). */
 export function countOf(result: unknown): number {
   return typeof result === 'number' ? result : (result as { messageCount: number }).messageCount;
+}
+
+/**
+ * A recorder on a connection of its own that settles nothing: its messages go back to the queue
+ * when that connection closes (`stop()`), as a consumer's whose process ends.
+ */
+export async function holder(ctx: ParityContext, queue: ParityQueue, prefetch: number) {
+  const connection = await ctx.connection();
+  const held = await recorder(
+    await connection.queue(queue.name, { passive: true }),
+    { prefetch },
+    () => undefined,
+  );
+  return { ...held, stop: () => connection.stop() };
 }

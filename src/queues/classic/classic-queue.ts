@@ -102,6 +102,11 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #requeueRun: number[] = [];
   /** A requeue happened: the next delivery round waits for a macrotask (no hot nack loops). */
   #dispatchDeferred = false;
+  /**
+   * A quorum queue's requeue left it past a limit that drops heads: it drops them after that
+   * delivery round, as RabbitMQ's quorum queue applies its limit once consumers took their share.
+   */
+  #dropAfterDispatch = false;
   #getChannel: Subscription<number> | undefined;
   #getNoAckChannel: Subscription<number> | undefined;
   readonly #tickTime: TickTime;
@@ -475,6 +480,8 @@ export class ClassicQueue implements AsyncDisposable {
     if (run.length === 0) return;
     const handles = run.splice(0);
     if (this.#closed) return;
+    // What the limits dead-letter goes once the requeued messages went to consumers with room.
+    if (this.#dispatchDeferred) this.#deadLetters.hold();
     this.#dropHeads();
     for (const handle of handles) if (this.store.isReady(handle)) this.#ttl.requeued(handle);
   };
@@ -625,10 +632,12 @@ export class ClassicQueue implements AsyncDisposable {
     this.#deliveries.set(handle, deliveries);
     // A requeued message counts against the length limit, which applies before its TTL.
     const limits = this.#limits;
-    if (this.#classicLimits && limits.overflow === 'drop-head' && hasLengthLimit(limits)) {
+    const dropsHeads = limits.overflow === 'drop-head' && hasLengthLimit(limits);
+    if (dropsHeads && this.#classicLimits) {
       if (this.#requeueRun.push(handle) === 1) queueMicrotask(this.#endRequeueRunSoon);
     } else {
       this.#ttl.requeued(handle);
+      if (dropsHeads) this.#dropAfterDispatch = true;
     }
     this.#deferDispatch();
   }
@@ -653,8 +662,14 @@ export class ClassicQueue implements AsyncDisposable {
       this.#dispatchDeferred = false;
       try {
         this.#dispatch();
+        if (this.#dropAfterDispatch && !this.#closed) {
+          this.#dropAfterDispatch = false;
+          this.#dropHeads();
+        }
       } catch (error) {
         this.reportError(error, 'dispatch');
+      } finally {
+        this.#deadLetters.release();
       }
     });
   }

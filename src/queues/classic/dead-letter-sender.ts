@@ -17,7 +17,11 @@ import {
   isDeadLetterCycle,
   UnconfirmedDeadLetter,
 } from './dead-letter.js';
-import { runDeadLetterHops, scheduleDeadLetterHop } from './dead-letter-hops.js';
+import {
+  type DeadLetterHop,
+  runDeadLetterHops,
+  scheduleDeadLetterHop,
+} from './dead-letter-hops.js';
 
 /**
  * How long an `at-least-once` dead letter that some queue did not confirm waits before it is
@@ -62,6 +66,8 @@ export class DeadLetterSender {
   readonly #retries: (() => void)[] = [];
   #retryTimer: TimerHandle | undefined;
   #closed = false;
+  /** Hops kept back until `release` (see `hold`), in the order they were sent. */
+  #keptBack: DeadLetterHop[] | undefined;
 
   constructor(
     queue: DeadLetterSource,
@@ -101,7 +107,7 @@ export class DeadLetterSender {
     // Reported below through `onError`; whoever waits on it sees the rejection too.
     stored.catch(ignore);
     const onError = this.#onError;
-    scheduleDeadLetterHop({
+    const hop: DeadLetterHop = {
       run() {
         const result = router(copy);
         if (result) result.catch(onError);
@@ -111,7 +117,9 @@ export class DeadLetterSender {
         onError(error);
         routed(undefined);
       },
-    });
+    };
+    if (this.#keptBack) this.#keptBack.push(hop);
+    else scheduleDeadLetterHop(hop);
     return stored;
   }
 
@@ -210,6 +218,24 @@ export class DeadLetterSender {
       });
     }
     return copy;
+  }
+
+  /**
+   * Keeps the copies sent from now on (and their hops) back until `release`: a queue finishing a
+   * requeue delivers to its consumers before its dead letters can come back round a loop, as a
+   * RabbitMQ queue, a process of its own, takes them only once the requeue is done.
+   */
+  hold(): void {
+    this.#keptBack ??= [];
+  }
+
+  /** Sends what `hold` kept back, in order, and what they set off. */
+  release(): void {
+    const held = this.#keptBack;
+    if (held === undefined) return;
+    this.#keptBack = undefined;
+    for (const hop of held) scheduleDeadLetterHop(hop);
+    runDeadLetterHops();
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import { eventually, publishAll, recorder, settled } from '../helpers.js';
+import { eventually, holder, publishAll, recorder, settled } from '../helpers.js';
 import type { ParityQueue, Scenario } from '../types.js';
 
 /** Named consumers that hold what they receive, logging `name:body` in delivery order. */
@@ -121,16 +121,11 @@ export const consumerScenarios: Scenario[] = [
         durable: false,
         arguments: { 'x-single-active-consumer': true },
       });
-      const other = await ctx.connection();
-      const first = await recorder(
-        await other.queue(q.name, { passive: true }),
-        { prefetch: 1 },
-        () => undefined,
-      );
+      const first = await holder(ctx, q, 1);
       const second = await recorder(q, { prefetch: 1 });
       await publishAll(q, ['m1', 'm2']);
       await first.waitFor(1);
-      await other.stop();
+      await first.stop();
       await second.waitFor(2);
       expect(second.received.map((m) => [m.bodyString(), m.redelivered])).toEqual([
         ['m1', true],

@@ -1,6 +1,6 @@
 import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { expect } from 'vitest';
-import { recorder } from '../helpers.js';
+import { holder, recorder } from '../helpers.js';
 import type { ParityContext, ParityQueue, Scenario } from '../types.js';
 
 /** A message as `[body, x-death as queue-suffix/reason, newest first]`. */
@@ -76,19 +76,14 @@ export const deadLetterLoopScenarios: Scenario[] = [
     name: "a closing connection's requeue into a loop of full queues drops m7 into the full queue once",
     async run(_session, ctx) {
       const [q0, q1] = (await loop(ctx, [0, 2])) as [ParityQueue, ParityQueue];
-      const other = await ctx.connection();
-      const c1 = await recorder(
-        await other.queue(q0.name, { passive: true }),
-        { prefetch: 2 },
-        () => undefined,
-      );
+      const c1 = await holder(ctx, q0, 2);
       await q0.publish('m7');
       await c1.waitFor(1);
       await q1.publish('m13');
       await q1.publish('m14');
       // Sees where the loop ends: m13 comes back to q0, empty, and goes to this consumer.
       const watcher = await recorder(q0, { prefetch: 1 }, () => undefined);
-      await other.stop();
+      await c1.stop();
       await watcher.waitFor(1, 'm13 dead-lettered round the loop');
       expect(watcher.received.map((m) => withDeaths(ctx, m))).toEqual([
         ['m13', ['loop-q1/maxlen']],
@@ -116,6 +111,30 @@ export const deadLetterLoopScenarios: Scenario[] = [
       expect(await drainDeaths(ctx, q0)).toEqual([]);
       expect(await drainDeaths(ctx, q1)).toEqual([['m', ['loop-q0/maxlen']]]);
       expect(await drainDeaths(ctx, q2)).toEqual([['a', ['loop-q1/maxlen']]]);
+    },
+  },
+  {
+    name: 'a requeue delivers to a consumer with room before what it dead-letters round a loop comes back',
+    async run(_session, ctx) {
+      const [q0, q1] = (await loop(ctx, [1, 1])) as [ParityQueue, ParityQueue];
+      await q1.publish('x');
+      const c1 = await holder(ctx, q0, 2);
+      await q0.publish('a');
+      await q0.publish('b');
+      await c1.waitFor(2);
+      const c2 = await recorder(q0, { prefetch: 2 }, () => undefined);
+      // a and b come back to q0, which holds one: a goes to q1, pushing x out to q0. q0 hands b
+      // to c2 before x arrives, as a queue finishes a requeue before it takes a dead letter.
+      await c1.stop();
+      await c2.waitFor(2, 'b and then x');
+      expect(c2.received.map((m) => [m.bodyString(), m.redelivered])).toEqual([
+        ['b', true],
+        ['x', false],
+      ]);
+      for (const m of c2.received) await m.ack();
+      await c2.cancel();
+      expect(await drainDeaths(ctx, q0)).toEqual([]);
+      expect(await drainDeaths(ctx, q1)).toEqual([['a', ['loop-q0/maxlen']]]);
     },
   },
 ];

@@ -74,6 +74,8 @@ const LAVINMQ_DIFFERS: Readonly<Record<string, string>> = {
     'requeue and length limits',
   'a requeue into a loop of three full queues pushes one head out of each':
     'requeue and length limits',
+  'a requeue delivers to a consumer with room before what it dead-letters round a loop comes back':
+    'requeue and length limits',
   'an expired message requeued into a full queue is dead-lettered by the limit, not its TTL (reason maxlen; maxlenbytes on mqlite for the byte limit)':
     'requeue and length limits',
   'a message published right after a requeue to an empty queue goes to the consumer with room, whatever the limit':

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, eventually, publishAll, recorder } from '../helpers.js';
+import { drain, eventually, holder, publishAll, recorder } from '../helpers.js';
 import type { ParityContext, ParityQueue, Scenario } from '../types.js';
 
 /** A queue limited to two messages with the given overflow, dead-lettering to a fresh queue. */
@@ -120,16 +120,11 @@ export const maxLengthScenarios: Scenario[] = [
     name: "messages a closing consumer's connection requeues count against x-max-length",
     async run(_session, ctx) {
       const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 1 });
-      const other = await ctx.connection();
-      const consumer = await recorder(
-        await other.queue(q.name, { passive: true }),
-        { prefetch: 1 },
-        () => undefined,
-      );
+      const consumer = await holder(ctx, q, 1);
       await q.publish('m1');
       await consumer.waitFor(1);
       await q.publish('m2');
-      await other.stop();
+      await consumer.stop();
       expect(await deadLettered(ctx, dlq, 1)).toEqual([['m1', 'maxlen']]);
       expect(await drain(q)).toEqual(['m2']);
     },
@@ -172,16 +167,11 @@ export const maxLengthScenarios: Scenario[] = [
     name: 'messages a closing consumer returns come back together before drop-head applies (a priority queue drops the highest first)',
     async run(_session, ctx) {
       const { q, dlq } = await limited(ctx, undefined, { 'x-max-length': 0, 'x-max-priority': 2 });
-      const other = await ctx.connection();
-      const consumer = await recorder(
-        await other.queue(q.name, { passive: true }),
-        { prefetch: 2 },
-        () => undefined,
-      );
+      const consumer = await holder(ctx, q, 2);
       await q.publish('low');
       await q.publish('high', { priority: 1 });
       await consumer.waitFor(2);
-      await other.stop();
+      await consumer.stop();
       expect(await deadLettered(ctx, dlq, 2)).toEqual([
         ['high', 'maxlen'],
         ['low', 'maxlen'],

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, expectAmqpError, publishAll, recorder, settled } from '../helpers.js';
+import { drain, expectAmqpError, holder, publishAll, recorder, settled } from '../helpers.js';
 import type { ParityContext, Scenario } from '../types.js';
 import { deadLettered } from './max-length.js';
 import { publishWithPriorities } from './priority.js';
@@ -172,6 +172,24 @@ const scenarios: Scenario[] = [
       await publishAll(full, ['x', 'y']);
       await expect(full.publish('z')).rejects.toThrow();
       expect(await drain(full)).toEqual(['x', 'y']);
+    },
+  },
+  {
+    name: 'a quorum queue drops heads past x-max-length after a requeue, once a consumer with room took its share',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-max-length': 1, 'x-delivery-limit': 5 });
+      const c1 = await holder(ctx, q, 3);
+      await publishAll(q, ['a', 'b', 'c']);
+      await c1.waitFor(3);
+      const c2 = await recorder(q, { prefetch: 1 }, () => undefined);
+      // a, b and c come back; c2 takes a; b, the head of what is left, is one over the limit.
+      await c1.stop();
+      await c2.waitFor(1);
+      expect(c2.received.map((m) => [m.bodyString(), m.redelivered])).toEqual([['a', true]]);
+      expect(await deadLettered(ctx, dlq, 1)).toEqual([['b', 'maxlen']]);
+      expect(await drain(q)).toEqual(['c']);
+      await c2.received[0]!.ack();
+      await c2.cancel();
     },
   },
   {
