@@ -210,7 +210,8 @@ async function cpuPerMessage(servers: readonly Server[]): Promise<BenchResult[]>
       const values = figures.get(key(mode, server))!;
       const mid = median(values);
       const base = lavin && figures.get(key(mode, lavin));
-      const ratio = base ? `, ${(mid / median(base)).toFixed(2)}× lavinmq's` : '';
+      const ratio =
+        base && median(base) > 0 ? `, ${(mid / median(base)).toFixed(2)}× lavinmq's` : '';
       results.push({
         name: `server CPU per message, ${mode}: ${server.name}`,
         opsPerSec: 1 / mid,
@@ -250,18 +251,22 @@ async function aggregate(server: Server): Promise<{ rate: number; cpu: number }>
     return { child, ready: said('ready'), done: said('done'), exited };
   };
   const workers = queues.flatMap((q) => [start('consume', q), start('publish', q)]);
-  await Promise.all(workers.map((w) => w.ready));
-  const done = workers.filter((_, i) => i % 2 === 0).map((w) => w.done);
-  const cpu0 = cpuSeconds(server.pid);
-  const t0 = performance.now();
-  for (const w of workers) w.child.send('go');
-  await Promise.all(done);
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  await Promise.all(workers.map((w) => w.exited));
-  for (const queue of queues) await channel.deleteQueue(queue);
-  await connection.close();
-  return { rate: (n * PAIRS) / seconds, cpu: cpu / (n * PAIRS) };
+  try {
+    await Promise.all(workers.map((w) => w.ready));
+    const done = workers.filter((_, i) => i % 2 === 0).map((w) => w.done);
+    const cpu0 = cpuSeconds(server.pid);
+    const t0 = performance.now();
+    for (const w of workers) w.child.send('go');
+    await Promise.all(done);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds(server.pid) - cpu0;
+    await Promise.all(workers.map((w) => w.exited));
+    return { rate: (n * PAIRS) / seconds, cpu: cpu / (n * PAIRS) };
+  } finally {
+    for (const w of workers) w.child.kill();
+    for (const queue of queues) await channel.deleteQueue(queue);
+    await connection.close();
+  }
 }
 
 async function aggregates(servers: readonly Server[]): Promise<BenchResult[]> {
