@@ -222,9 +222,9 @@ function normalizeProperties(
   const out: MessageProperties = {};
   let count = 0;
   for (const key in input) {
-    if (!Object.hasOwn(input, key)) continue;
     const value = (input as Record<string, unknown>)[key];
-    if (value === undefined) continue;
+    // Undefined first: most slots of a wire publish's options are, and skip the own-key test.
+    if (value === undefined || !Object.hasOwn(input, key)) continue;
     switch (key) {
       // Publish options, not properties: amqp-client accepts them beside the properties.
       case 'confirm':

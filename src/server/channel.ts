@@ -114,18 +114,18 @@ export class AmqpChannel implements ChannelContext {
 
   /** Handles a content header frame. */
   onHeader(payload: Buffer): void {
-    if (this.#state === 'open') this.#contentFrame(() => this.#content.header(payload));
+    if (this.#state === 'open') this.#contentFrame(true, payload);
   }
 
   /** Handles a content body frame. */
   onBody(payload: Buffer): void {
-    if (this.#state === 'open') this.#contentFrame(() => this.#content.body(payload));
+    if (this.#state === 'open') this.#contentFrame(false, payload);
   }
 
-  #contentFrame(take: () => Publish | undefined): void {
+  #contentFrame(header: boolean, payload: Buffer): void {
     let publish: Publish | undefined;
     try {
-      publish = take();
+      publish = header ? this.#content.header(payload) : this.#content.body(payload);
     } catch (error) {
       if (!(error instanceof AmqpException) || error.closesConnection) throw error;
       this.exception(error, 60, 40);

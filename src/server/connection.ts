@@ -48,6 +48,7 @@ import {
   writeHeartbeat,
   writeMethod,
 } from './wire/methods.js';
+import { PublishReader } from './wire/publish-method.js';
 import { type Method, type MethodName, methodById } from './wire/spec.js';
 
 /** Heartbeat proposed in connection.tune by default, seconds (RabbitMQ's). */
@@ -113,6 +114,7 @@ export class AmqpConnection implements ChannelHost {
   #state: ConnectionState = 'header';
   #header = Buffer.alloc(0);
   readonly #parser = new FrameParser(HANDSHAKE_FRAME_MAX);
+  readonly #publishes = new PublishReader();
   readonly #channels = new Map<number, AmqpChannel>();
   #channelMax: number;
   #opened: (OpenedVhost & { readonly session: BrokerSession }) | undefined;
@@ -460,9 +462,14 @@ export class AmqpConnection implements ChannelHost {
       if (!channel) {
         throw new AmqpException(504, `content frame on channel ${channelId}, which is not open`);
       }
-      this.#guarded(60, 40, () =>
-        type === FRAME_HEADER ? channel.onHeader(payload) : channel.onBody(payload),
-      );
+      // No closure per frame: two of them come with every message.
+      try {
+        if (type === FRAME_HEADER) channel.onHeader(payload);
+        else channel.onBody(payload);
+      } catch (error) {
+        if (error instanceof AmqpException) this.fail(error, 60, 40);
+        else throw error;
+      }
       return (this.#state as ConnectionState) !== 'ended';
     }
     if (isBasicAck(payload) && channelId !== 0 && this.#state === 'running') {
@@ -480,6 +487,11 @@ export class AmqpConnection implements ChannelHost {
         return (this.#state as ConnectionState) !== 'ended';
       }
     }
+    const publish = channelId !== 0 ? this.#publishes.read(payload) : undefined;
+    if (publish && this.#state === 'running') {
+      const channel = this.#channels.get(channelId);
+      if (channel) return this.#onPublish(channel, publish);
+    }
     const { classId, methodId, method, error } = decodeMethod(type, payload);
     if (!method) {
       this.fail(error!, classId, methodId);
@@ -490,6 +502,18 @@ export class AmqpConnection implements ChannelHost {
       else this.#onChannelMethod(channelId, method);
     });
     if (method.name === 'basic.publish' && this.#alarm && !this.#blocked) return this.#block();
+    return (this.#state as ConnectionState) !== 'ended';
+  }
+
+  /** A basic.publish read in place, for an open channel: as the generic path runs it. */
+  #onPublish(channel: AmqpChannel, publish: Method): boolean {
+    try {
+      channel.onMethod(publish);
+    } catch (error) {
+      if (error instanceof AmqpException) this.fail(error, 60, 40);
+      else throw error;
+    }
+    if (this.#alarm && !this.#blocked) return this.#block();
     return (this.#state as ConnectionState) !== 'ended';
   }
 

@@ -26,7 +26,7 @@ const PROPERTIES: readonly (readonly [keyof MessageProperties | 'clusterId', Kin
   ['clusterId', 'shortstr'],
 ];
 
-/** A decoded content header. */
+/** A decoded content header; its properties hold every key, undefined where absent. */
 export interface ContentHeader {
   readonly classId: number;
   readonly bodySize: number;
@@ -41,8 +41,23 @@ export function readContentHeader(r: Reader): ContentHeader {
   if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
   const flags = r.u16();
   if (flags & 1) throw new WireSyntaxError('property flags continuation is not defined for basic');
-  const properties: Record<string, unknown> = {};
-  for (let i = 0; i < PROPERTIES.length; i++) {
+  // Every property in its slot, undefined when absent: one object shape for every header.
+  const properties: Record<string, unknown> = {
+    contentType: undefined,
+    contentEncoding: undefined,
+    headers: undefined,
+    deliveryMode: undefined,
+    priority: undefined,
+    correlationId: undefined,
+    replyTo: undefined,
+    expiration: undefined,
+    messageId: undefined,
+    timestamp: undefined,
+    type: undefined,
+    userId: undefined,
+    appId: undefined,
+  };
+  for (let i = 0; flags !== 0 && i < PROPERTIES.length; i++) {
     if ((flags & (1 << (15 - i))) === 0) continue;
     const [name, kind] = PROPERTIES[i]!;
     let value: unknown;
