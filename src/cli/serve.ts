@@ -35,6 +35,7 @@ export const serve: Command = {
         limits: options.limits,
         heartbeat: options.heartbeat,
         memory: options.memory,
+        ...(options.disk ? { disk: options.disk } : {}),
         ...(options.tls ? { tls: options.tls } : {}),
         ...(options.verbose
           ? { onConnection: (event: ConnectionEvent) => io.stdout.write(`${describe(event)}\n`) }

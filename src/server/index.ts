@@ -5,6 +5,7 @@
  * connect to a mqlite broker unchanged.
  */
 export { hashPassword, Users, type VhostAccess } from './auth.js';
+export type { DiskAlarmOptions } from './disk-alarm.js';
 export { AmqpException } from './errors.js';
 export type { ConnectionEvent } from './events.js';
 export {
@@ -14,7 +15,8 @@ export {
   ServerFaults,
 } from './faults.js';
 export type { ServerLimits } from './limits.js';
-export type { MemoryAlarmOptions, ResourceAlarm } from './memory-alarm.js';
+export type { MemoryAlarmOptions } from './memory-alarm.js';
+export type { ResourceAlarm } from './resource-alarm.js';
 export { type AmqpServer, type ListenOptions, listen } from './server.js';
 export { Reader, Writer } from './wire/bytes.js';
 export {
