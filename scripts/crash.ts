@@ -45,6 +45,7 @@ const total: CrashLoopResult = {
   corrupt: 0,
   structuralKills: 0,
   delayedTwice: 0,
+  tornCut: 0,
   reopenMs: [],
 };
 const started = performance.now();
@@ -74,6 +75,7 @@ try {
     total.corrupt += result.corrupt;
     total.structuralKills += result.structuralKills;
     total.delayedTwice += result.delayedTwice;
+    total.tornCut += result.tornCut;
     total.reopenMs.push(...result.reopenMs);
   }
 } finally {
@@ -87,6 +89,7 @@ console.log(`losses                     ${total.losses}`);
 console.log(`corrupt deliveries         ${total.corrupt}`);
 console.log(`kills in declare or delete ${total.structuralKills}`);
 console.log(`delayed routed twice       ${total.delayedTwice} (routed at a kill, again after it)`);
+console.log(`torn last writes cut       ${total.tornCut}`);
 console.log(
   `reopen p50 / p99           ${percentile(sorted, 50).toFixed(1)} ms / ${percentile(sorted, 99).toFixed(1)} ms`,
 );

@@ -65,6 +65,8 @@ export interface CrashLoopResult {
   structuralKills: number;
   /** Delayed messages routed again after recovery though routed before the kill. */
   delayedTwice: number;
+  /** Torn last writes that reopening cut (and reported). */
+  tornCut: number;
   /** Milliseconds each reopen (`Broker.open` on the crashed directory) took. */
   readonly reopenMs: number[];
 }
@@ -151,6 +153,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     corrupt: 0,
     structuralKills: 0,
     delayedTwice: 0,
+    tornCut: 0,
     reopenMs: [],
   };
   for (let run = 1; run <= options.kills; run++) {
@@ -242,7 +245,10 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
     // A crash may leave a torn last write, which recovery cuts and reports; anything else
     // reported on open (damage, a gap, a reset offset) is a violation.
     for (const error of reported) {
-      if (error instanceof DataLossError && error.kind === 'torn-write') continue;
+      if (error instanceof DataLossError && error.kind === 'torn-write') {
+        result.tornCut++;
+        continue;
+      }
       violations.push(`reported on open: ${String(error)}`);
     }
     const bad = (queue: Target, body: string, where: string) => {
