@@ -94,18 +94,28 @@ export interface RecoveryEvent {
 }
 
 /**
- * Payload of `mqlite:alarm`: the AMQP server's memory alarm went on or off (see `listen()`'s
- * `memory`): while it is on, publishing connections are blocked.
+ * Payload of `mqlite:alarm`: one of the AMQP server's resource alarms went on or off (see
+ * `listen()`'s `memory` and `disk`): while one is on, publishing connections are blocked.
  */
-export interface AlarmEvent {
-  readonly resource: 'memory';
-  /** True when the alarm went on, false when it cleared. */
-  readonly raised: boolean;
-  /** Bytes in use at the reading that changed it. */
-  readonly used: number;
-  /** The high watermark, in bytes. */
-  readonly limit: number;
-}
+export type AlarmEvent =
+  | {
+      readonly resource: 'memory';
+      /** True when the alarm went on, false when it cleared. */
+      readonly raised: boolean;
+      /** Bytes in use at the reading that changed it. */
+      readonly used: number;
+      /** The high watermark, in bytes. */
+      readonly limit: number;
+    }
+  | {
+      readonly resource: 'disk';
+      /** True when the alarm went on, false when it cleared. */
+      readonly raised: boolean;
+      /** Bytes free at the reading that changed it. */
+      readonly free: number;
+      /** The free space limit, in bytes. */
+      readonly limit: number;
+    };
 
 /** A fault a test injected into a served broker (`mqlite/testing/server`). */
 export type FaultKind =

@@ -3,7 +3,10 @@
  * and one timer for them all, set for the earliest due time, whatever the number of messages.
  * When it fires, every message due by the broker's clock is routed through its exchange's
  * bindings as they stand then, in due order (ties in publish order), and its record settled once
- * the queues it reached hold it: a crash in between routes it again after recovery.
+ * the queues it reached hold it durably. Queue and store are separate logs, so a crash in
+ * between (after the queues' sync, before the settle is written) routes it again after recovery:
+ * only messages settling at the crash, on fs a tick's worth after a process crash, up to one
+ * fsync round after a power cut. `messages` counts a message until its settle is durable.
  */
 import type { TimerHandle } from '../clock.js';
 import type { StoredMessage } from '../message/types.js';
@@ -211,8 +214,7 @@ export class DelayedMessages {
         Promise.all(routed).then(() => {
           // A store dropped with its exchange meanwhile has nothing left to settle.
           if (this.#entries.get(exchange)?.store !== store) return;
-          store.settle(ids);
-          return store.sync();
+          return store.settle(ids);
         }),
       );
     }

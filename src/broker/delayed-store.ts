@@ -9,7 +9,7 @@
  * publish time as timestamp: its due time is the two added, as LavinMQ computes it, so recovery
  * rebuilds the index from the log alone. A memory log keeps the message without `x-delay` (it is
  * routed so), which lets consecutive messages share their properties. A record is marked deleted
- * once what it was routed to holds it.
+ * once what it was routed to holds it durably, and that mark waits for nothing else.
  */
 import FlatQueue from 'flatqueue';
 import { delayOf, withoutDelay } from '../exchanges/delayed.js';
@@ -76,7 +76,10 @@ export class DelayedStore {
    * them.
    */
   static async open(namespace: Namespace, exchange: string, persistent: boolean) {
-    const log = await namespace.openLog(delayedLogName(exchange), messageCodec);
+    // A settled message's mark waits for nothing published after it.
+    const log = await namespace.openLog(delayedLogName(exchange), messageCodec, {
+      independentDeletions: true,
+    });
     const store = new DelayedStore(log, persistent);
     const transient: number[] = [];
     for (const { offset, due, persistent: kept } of storedDelayed(log)) {
@@ -89,8 +92,8 @@ export class DelayedStore {
 
   /** How many messages it holds. */
   get size(): number {
-    // Those taken and still being routed are held until settled: a crash before then routes
-    // them again on reopen.
+    // Those taken are held until their settling is durable: a crash before then routes them
+    // again on reopen.
     return this.#index.length + this.#routing;
   }
 
@@ -130,15 +133,19 @@ export class DelayedStore {
     return taken.map(({ id, due }) => ({ id, due, message: this.#log.get(id) }));
   }
 
-  /** Forgets messages taken and routed: marks their records deleted. */
-  settle(ids: readonly number[]): void {
-    this.#routing -= ids.length;
+  /**
+   * Forgets messages taken and routed: marks their records deleted, and counts them no longer
+   * once that is durable. Called once what they were routed to holds them durably: the marks go
+   * to the disk at once, not after the messages published since (see `independentDeletions`),
+   * so a crash routes again only what was settling at that moment.
+   */
+  async settle(ids: readonly number[]): Promise<void> {
     for (const id of ids) this.#log.markDeleted(id);
-  }
-
-  /** Resolves once every record settled so far is durably marked deleted. */
-  sync(): Promise<void> {
-    return this.#log.sync();
+    try {
+      await this.#log.sync();
+    } finally {
+      this.#routing -= ids.length;
+    }
   }
 
   /** Drops what it holds from memory (its log is the caller's to delete). */

@@ -37,6 +37,7 @@ export const serve: Command = {
         limits: options.limits,
         heartbeat: options.heartbeat,
         memory: options.memory,
+        ...(options.disk ? { disk: options.disk } : {}),
         ...(options.tls ? { tls: options.tls } : {}),
         ...(options.management ? { management: options.management } : {}),
         ...(options.verbose

@@ -126,8 +126,8 @@ export class AmqpConnection implements ChannelHost {
   readonly #heartbeats: Heartbeats;
   #backlog = 0;
   #backlogHigh = false;
-  /** A resource alarm is in effect: the next publish blocks the connection. */
-  #alarm = false;
+  /** The resources whose alarm is in effect: while any is, the next publish blocks. */
+  #alarms: readonly string[] = [];
   /** Blocked by the alarm: the socket is not read until it clears. */
   #blocked = false;
   /** The client announced `connection.blocked`, and was sent one (so it gets `unblocked`). */
@@ -368,9 +368,9 @@ export class AmqpConnection implements ChannelHost {
    * read (the publish's content and what follows wait) until the alarm clears, when it gets
    * `connection.unblocked` and is read again. Consuming and acking go on.
    */
-  setAlarm(raised: boolean): void {
-    this.#alarm = raised;
-    if (raised || !this.#blocked) return;
+  setAlarm(resources: readonly string[]): void {
+    this.#alarms = resources;
+    if (resources.length > 0 || !this.#blocked) return;
     this.#blocked = false;
     if (this.#sentBlocked && this.#state === 'running') this.#send(0, 'connection.unblocked', {});
     this.#sentBlocked = false;
@@ -383,7 +383,9 @@ export class AmqpConnection implements ChannelHost {
   #block(): boolean {
     this.#blocked = true;
     if (this.#blockedNotify) {
-      this.#send(0, 'connection.blocked', { reason: 'low on memory' });
+      // RabbitMQ's words: `low on memory`, `low on disk`, both joined by ` & `.
+      const reason = this.#alarms.map((resource) => `low on ${resource}`).join(' & ');
+      this.#send(0, 'connection.blocked', { reason });
       this.#sentBlocked = true;
     }
     this.#updateReading();
@@ -501,7 +503,8 @@ export class AmqpConnection implements ChannelHost {
       if (channelId === 0) this.#onConnectionMethod(method);
       else this.#onChannelMethod(channelId, method);
     });
-    if (method.name === 'basic.publish' && this.#alarm && !this.#blocked) return this.#block();
+    if (method.name === 'basic.publish' && this.#alarms.length > 0 && !this.#blocked)
+      return this.#block();
     return (this.#state as ConnectionState) !== 'ended';
   }
 
@@ -513,7 +516,7 @@ export class AmqpConnection implements ChannelHost {
       if (error instanceof AmqpException) this.fail(error, 60, 40);
       else throw error;
     }
-    if (this.#alarm && !this.#blocked) return this.#block();
+    if (this.#alarms.length > 0 && !this.#blocked) return this.#block();
     return (this.#state as ConnectionState) !== 'ended';
   }
 

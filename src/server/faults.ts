@@ -11,7 +11,7 @@ import { type FaultEvent, faultChannel } from '../diagnostics.js';
 import { ClosedError } from '../errors.js';
 import type { AmqpConnection } from './connection.js';
 import { AmqpException } from './errors.js';
-import type { MemoryAlarm } from './memory-alarm.js';
+import type { ResourceAlarms } from './resource-alarm.js';
 
 /**
  * How a refused connection attempt ends: `'reset'`, a TCP reset as the client connects; 530 or
@@ -45,7 +45,7 @@ const CHANNEL_ERRORS: Readonly<Record<number, string>> = {
 
 export class ServerFaults {
   #connections: ReadonlySet<AmqpConnection> = new Set();
-  #alarm: MemoryAlarm | undefined;
+  #alarm: ResourceAlarms | undefined;
   #refusals = 0;
   #refusal: Refusal = 'reset';
 
@@ -54,7 +54,7 @@ export class ServerFaults {
    * last).
    * @internal
    */
-  attach(connections: ReadonlySet<AmqpConnection>, alarm: MemoryAlarm): void {
+  attach(connections: ReadonlySet<AmqpConnection>, alarm: ResourceAlarms): void {
     this.#connections = connections;
     this.#alarm = alarm;
   }
@@ -199,7 +199,7 @@ export class ServerFaults {
     }
   }
 
-  #attached(): MemoryAlarm {
+  #attached(): ResourceAlarms {
     if (!this.#alarm) throw new ClosedError('no server uses these faults yet');
     return this.#alarm;
   }

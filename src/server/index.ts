@@ -9,6 +9,7 @@ export type { ManagementOptions } from '../management/http-server.js';
 export { listen, type Server, type ServerOptions } from '../management/listen.js';
 export type { StaticFiles } from '../management/static-files.js';
 export { hashPassword, type PermissionGrant, Users, type VhostAccess } from './auth.js';
+export type { DiskAlarmOptions } from './disk-alarm.js';
 export { AmqpException } from './errors.js';
 export type { ConnectionEvent } from './events.js';
 export {
@@ -18,7 +19,8 @@ export {
   ServerFaults,
 } from './faults.js';
 export type { ServerLimits } from './limits.js';
-export type { MemoryAlarmOptions, ResourceAlarm } from './memory-alarm.js';
+export type { MemoryAlarmOptions } from './memory-alarm.js';
+export type { ResourceAlarm } from './resource-alarm.js';
 export type { AmqpServer, ListenOptions } from './server.js';
 export { Reader, Writer } from './wire/bytes.js';
 export {

@@ -1,13 +1,10 @@
 /**
  * The server's memory alarm, RabbitMQ's (`vm_memory_high_watermark`): the process's memory is
- * read every `intervalMs` on the server's clock; at or above the high watermark the alarm is
- * raised and publishing connections are blocked (see connection.ts), below it the alarm clears
- * and they are unblocked. A test holds it raised through `ServerFaults.block()`. Consumers go on meanwhile, so queues drain. Each change is published
- * on `mqlite:alarm`; `server.alarms()` answers RabbitMQ's local-alarms health check.
+ * read every `intervalMs`; at or above the high watermark the alarm is raised and publishing
+ * connections are blocked until it falls below (see `resource-alarm.ts`).
  */
 import os from 'node:os';
-import type { Clock, TimerHandle } from '../clock.js';
-import { alarmChannel } from '../diagnostics.js';
+import { checkInterval, type WatchedResource } from './resource-alarm.js';
 
 /** The memory alarm's options (`listen({ memory })`). */
 export interface MemoryAlarmOptions {
@@ -27,21 +24,12 @@ export interface MemoryAlarmOptions {
   readonly total?: number;
 }
 
-/** A resource alarm in effect. */
-export interface ResourceAlarm {
-  readonly resource: 'memory';
-  /** Bytes in use at the last reading. */
-  readonly used: number;
-  /** The high watermark, in bytes. */
-  readonly limit: number;
-}
-
 /** RabbitMQ's default high watermark: 0.4 of the machine's memory. */
 const DEFAULT_RELATIVE = 0.4;
 const DEFAULT_INTERVAL_MS = 2500;
 
 /** The memory the process may use: the machine's, or its cgroup limit when lower. */
-function machineMemory(): number {
+export function machineMemory(): number {
   const total = os.totalmem();
   const constrained = (
     process as { constrainedMemory?: () => number | undefined }
@@ -65,74 +53,15 @@ export function highWatermark(options: MemoryAlarmOptions): number {
   return Math.floor((options.total ?? machineMemory()) * fraction);
 }
 
-export class MemoryAlarm {
-  readonly limit: number;
-  #used = 0;
-  #raised = false;
-  /** Held raised whatever memory reads (see `hold`). */
-  #held = false;
-  readonly #read: () => number;
-  readonly #clock: Clock;
-  readonly #intervalMs: number;
-  readonly #onChange: (raised: boolean) => void;
-  #timer: TimerHandle | undefined;
-
-  /** Reads memory at once and every `intervalMs`; `onChange` hears the alarm go on and off. */
-  constructor(options: MemoryAlarmOptions, clock: Clock, onChange: (raised: boolean) => void) {
-    this.limit = highWatermark(options);
-    const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
-    if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
-      throw new RangeError(`memory.intervalMs must be a positive number, got ${intervalMs}`);
-    }
-    this.#intervalMs = intervalMs;
-    this.#read = options.read ?? (() => process.memoryUsage.rss());
-    this.#clock = clock;
-    this.#onChange = onChange;
-    this.check();
-    this.#schedule();
-  }
-
-  /** Whether the alarm is in effect. */
-  get raised(): boolean {
-    return this.#raised;
-  }
-
-  /** The alarms in effect: this one, or none. */
-  alarms(): ResourceAlarm[] {
-    return this.#raised ? [{ resource: 'memory', used: this.#used, limit: this.limit }] : [];
-  }
-
-  /**
-   * Holds the alarm raised whatever memory reads, as RabbitMQ's watermark set to 0 does (how
-   * a test blocks publishers), or lets the readings decide again.
-   */
-  hold(held: boolean): void {
-    this.#held = held;
-    this.check();
-  }
-
-  /** Reads the memory now, raising or clearing the alarm. */
-  check(): void {
-    this.#used = this.#read();
-    const raised = this.#held || this.#used >= this.limit;
-    if (raised === this.#raised) return;
-    this.#raised = raised;
-    if (alarmChannel.hasSubscribers) {
-      alarmChannel.publish({ resource: 'memory', raised, used: this.#used, limit: this.limit });
-    }
-    this.#onChange(raised);
-  }
-
-  /** Stops reading. */
-  stop(): void {
-    if (this.#timer) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #schedule(): void {
-    this.#timer = this.#clock.setTimeout(() => {
-      this.check();
-      this.#schedule();
-    }, this.#intervalMs);
-  }
+/** The memory alarm `options` describe. */
+export function memoryAlarm(options: MemoryAlarmOptions): WatchedResource {
+  const limit = highWatermark(options);
+  return {
+    resource: 'memory',
+    limit,
+    intervalMs: checkInterval('memory', options.intervalMs ?? DEFAULT_INTERVAL_MS),
+    read: options.read ?? (() => process.memoryUsage.rss()),
+    raises: (used) => used >= limit,
+    describe: (used) => ({ resource: 'memory', used, limit }),
+  };
 }

@@ -10,13 +10,15 @@ import type { Broker } from '../broker/broker.js';
 import { type Clock, systemClock } from '../clock.js';
 import { isLoopback, Users } from './auth.js';
 import { AmqpConnection, HEARTBEAT_SECONDS } from './connection.js';
+import { type DiskAlarmOptions, diskAlarm } from './disk-alarm.js';
 import { AmqpException } from './errors.js';
 import type { ConnectionEvent } from './events.js';
 import type { ServerFaults } from './faults.js';
 import { type Limits, resolveLimits, type ServerLimits } from './limits.js';
-import { MemoryAlarm, type MemoryAlarmOptions, type ResourceAlarm } from './memory-alarm.js';
+import { type MemoryAlarmOptions, memoryAlarm } from './memory-alarm.js';
 import { VhostCounts } from './message-counts.js';
 import { ReplyAddresses } from './reply-to.js';
+import { type ResourceAlarm, ResourceAlarms } from './resource-alarm.js';
 
 /** Options of `listen()`. */
 export interface ListenOptions {
@@ -48,7 +50,12 @@ export interface ListenOptions {
    * "Limits of the server").
    */
   memory?: MemoryAlarmOptions;
-  /** Clock of heartbeats, handshake timeouts and memory readings (default: the system clock). */
+  /**
+   * The disk alarm (RabbitMQ's `disk_free_limit`, default 50 MB) on the file system of `dir`:
+   * while less is free, publishing connections are blocked. Off unless given.
+   */
+  disk?: DiskAlarmOptions;
+  /** Clock of heartbeats, handshake timeouts and resource readings (default: the system clock). */
   clock?: Clock;
   /** Told when a client connects, opens a vhost and goes. */
   onConnection?: (event: ConnectionEvent) => void;
@@ -91,7 +98,7 @@ export interface AmqpServer extends AsyncDisposable {
   /** Connections open now. */
   readonly connections: number;
   /**
-   * The resource alarms in effect (the memory alarm, as of its last reading), as RabbitMQ's
+   * The resource alarms in effect (memory, disk, as of their last readings), as RabbitMQ's
    * local-alarms health check reports them: empty when healthy.
    */
   alarms(): ResourceAlarm[];
@@ -151,8 +158,10 @@ export async function startServer(
     options.messageStats === false ? [] : [...brokers.keys()].map((v) => [v, new VhostCounts()]),
   );
   const replies = new ReplyAddresses();
-  const alarm = new MemoryAlarm(options.memory ?? {}, clock, (raised) => {
-    for (const connection of connections) connection.setAlarm(raised);
+  const watched = [memoryAlarm(options.memory ?? {})];
+  if (options.disk) watched.push(diskAlarm(options.disk));
+  const alarm = new ResourceAlarms(watched, clock, (blockedBy) => {
+    for (const connection of connections) connection.setAlarm(blockedBy);
   });
   const faults = options.faults;
   faults?.attach(connections, alarm);
@@ -195,7 +204,7 @@ export async function startServer(
       onEvent: options.onConnection,
       onEnd: (ended) => connections.delete(ended),
     });
-    connection.setAlarm(alarm.raised);
+    connection.setAlarm(alarm.blockedBy);
     connections.add(connection);
   };
   const servers: Server[] = [];
@@ -236,7 +245,7 @@ function bind(server: Server, port: number, host: string): Promise<number> {
 function served(
   servers: readonly Server[],
   connections: ReadonlySet<AmqpConnection>,
-  alarm: MemoryAlarm,
+  alarm: ResourceAlarms,
   given: ListenOptions['users'],
   host: string,
   port: number,

@@ -146,6 +146,14 @@ export interface LogOptions {
    * one holds records and this record would take its bytes past the limit.
    */
   readonly segmentBytes?: number;
+  /**
+   * Whether a deletion may reach the disk before the records appended ahead of it, once its own
+   * record is durable (default false: it waits for them all). Leave it off where a later record
+   * replaces an earlier one (a last-value queue's newer value must be durable before the old
+   * one's deletion); turn it on where none does, and a deletion no longer waits for the next
+   * fsync round of records it does not depend on.
+   */
+  readonly independentDeletions?: boolean;
 }
 
 /** An append-only, segmented log of records with gapless offsets starting at 1. */

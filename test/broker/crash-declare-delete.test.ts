@@ -6,22 +6,13 @@
  * not fsynced (test/support/power-loss-disk.ts), then reopens every disk a crash after each of its
  * steps may leave.
  */
-import fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
+import { tempDir as freshDir, removeDataDirs } from '../support/data-dirs.js';
 import { type CrashState, PowerLossDisk } from '../support/power-loss-disk.js';
 
-const root = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'mqlite-crash-declare-')));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = () => {
-  const dir = path.join(root, `d${++dirs}`);
-  fs.mkdirSync(dir);
-  return dir;
-};
+afterAll(removeDataDirs);
 
 const KINDS = {
   classic: { durable: true },

@@ -1,29 +1,24 @@
 /**
  * A durable delayed exchange on the fs adapter: a confirmed persistent delayed publish survives a
  * power cut and is routed when due, also when it fell due while the broker was down; transient
- * ones go at a restart; a routed message is not routed again; a damaged log is confined to its
- * exchange.
+ * ones go at a restart; a routed message is not routed again, also after a process crash once
+ * its queue stored it; a damaged log is confined to its exchange.
  */
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
+import { simulateCrash } from '../../src/testing/index.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { tempDir as freshDir, removeDataDirs } from '../support/data-dirs.js';
+import { holdFsyncs } from '../support/held-fsyncs.js';
 import { PowerLossDisk } from '../support/power-loss-disk.js';
 
 const HOUR = 3_600_000;
 const START = Date.UTC(2024, 0, 1);
 
-const root = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'mqlite-delayed-')));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = () => {
-  const dir = path.join(root, `d${++dirs}`);
-  fs.mkdirSync(dir);
-  return dir;
-};
+afterAll(removeDataDirs);
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -124,6 +119,39 @@ describe('a durable delayed exchange on fs', () => {
     expect(pending(third)?.messages).toBe(0);
     expect(await take(third)).toEqual(['a', 'b']);
     await third.close();
+  });
+
+  it('routes a message once across a crash after its queue stored it, while its own fsync runs', async () => {
+    const dir = freshDir();
+    const clock = new ManualClock(START);
+    const fsyncs = holdFsyncs(/delayed/);
+    const storage = fsStorage({ dir, fsync: 'always', io: fsyncs.io });
+    const broker = await Broker.open({ storage, clock });
+    const { exchange } = await declare(broker);
+    await exchange.publish('due', {
+      routingKey: 'k',
+      deliveryMode: 2,
+      headers: { 'x-delay': HOUR },
+    });
+    // The exchange's log is slow to reach the disk, and holds a message published since.
+    fsyncs.hold();
+    void exchange.publish('later', { routingKey: 'k', headers: { 'x-delay': 2 * HOUR } });
+    clock.advance(HOUR);
+    // Settling starts once the queue holds the message durably: the exchange's fsync is held.
+    for (const end = Date.now() + 10_000; fsyncs.held === 0 && Date.now() < end; ) await settle();
+    expect(fsyncs.held).toBeGreaterThan(0);
+    for (let i = 0; i < 4; i++) await settle();
+    // Still counted: its settling is not durable yet.
+    expect(pending(broker)?.messages).toBe(2);
+    // The process dies: what it handed to the OS stays, its fsyncs never ran.
+    simulateCrash(storage);
+
+    const later = new ManualClock(START + 3 * HOUR);
+    const again = await Broker.open({ storage: fsStorage({ dir }), clock: later });
+    later.advance(0);
+    for (let i = 0; i < 20; i++) await settle();
+    expect(await take(again)).toEqual(['due']);
+    await again.close();
   });
 
   it('drops its stored messages when deleted: a later open holds none', async () => {

@@ -1,11 +1,13 @@
 import amqplib from 'amqplib';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RawClient, rawFrame } from '../server/raw-client.js';
 import { closedWith, rawLogin } from '../support/amqp-login.js';
 import { runCli } from '../support/cli.js';
+import { tempDir as freshDir, removeDataDirs } from '../support/data-dirs.js';
 import { serveEach, until } from '../support/serve.js';
 
 const serve = serveEach(['--port', '0']);
+afterAll(removeDataDirs);
 
 const guest = { user: 'guest', password: 'guest' };
 
@@ -96,6 +98,41 @@ describe('mqlite serve limits', () => {
     const run = await runCli(['serve', '--port', '0', '--memory-high-watermark', '1.5']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--memory-high-watermark must be a fraction 0..1 or bytes');
+  });
+
+  it.each([
+    ['bytes', '8000000GiB'],
+    ['a multiple of the memory', '{mem_relative, 100000}'],
+  ])(
+    '--disk-free-limit in %s above the free space blocks every publisher, as RabbitMQ',
+    async (_kind, limit) => {
+      const server = await serve(['--data', freshDir(), '--disk-free-limit', limit]);
+      const connection = await amqplib.connect(server.url);
+      const blocked = new Promise((resolve) => connection.on('blocked', resolve));
+      const channel = await connection.createChannel();
+      channel.sendToQueue('amq.gen-none', Buffer.from('held'));
+      expect(await blocked).toBe('low on disk');
+      await connection.close().catch(() => {});
+    },
+  );
+
+  it('exits 2 for a disk free limit that is not an amount, or without a data directory', async () => {
+    const bad = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      freshDir(),
+      '--disk-free-limit',
+      '5 parsecs',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      "--disk-free-limit must be bytes (50MB, 1GiB) or '{mem_relative, 1.0}'",
+    );
+    const memory = await runCli(['serve', '--port', '0', '--disk-free-limit', '50MB']);
+    expect(memory.code).toBe(2);
+    expect(memory.stderr).toContain('--disk-free-limit needs --data');
   });
 
   it('exits 1 for a limit out of range, naming it', async () => {

@@ -1,45 +1,24 @@
 /**
  * Deletions reach the disk only after the records appended before them are durable: a record
  * superseded by a newer one (a last-value queue's older value) must not leave the disk while
- * its successor still waits for its fsync.
+ * its successor still waits for its fsync. A log whose deletions are independent (a delayed
+ * exchange's) writes a deletion as soon as its own record is durable.
  */
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { LastValueQueue } from '../../src/queues/lvq/last-value-queue.js';
-import { type FsIo, type FsyncPolicy, fsStorage, nodeIo } from '../../src/storage/fs/index.js';
+import { type FsyncPolicy, fsStorage } from '../../src/storage/fs/index.js';
 import { encodeName } from '../../src/storage/fs/names.js';
-import type { Log, StorageAdapter } from '../../src/storage/types.js';
+import type { Log, LogOptions, StorageAdapter } from '../../src/storage/types.js';
 import { simulateCrash, testRecordCodec } from '../../src/testing/index.js';
+import { holdFsyncs } from '../support/held-fsyncs.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-deletion-order-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const freshDir = () => path.join(root, `t${++n}`);
-
-/** The real file system, with fsyncs that can be held (left pending) until released. */
-function holdableIo() {
-  let holding = false;
-  const held: Array<() => void> = [];
-  const io: FsIo = {
-    ...nodeIo,
-    fsync(fd, callback) {
-      if (holding) held.push(() => nodeIo.fsync(fd, callback));
-      else nodeIo.fsync(fd, callback);
-    },
-  };
-  return {
-    io,
-    hold() {
-      holding = true;
-    },
-    release() {
-      holding = false;
-      for (const run of held.splice(0)) run();
-    },
-  };
-}
 
 const ticks = async (count = 4) => {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -49,8 +28,8 @@ function logDir(dir: string): string {
   return path.join(dir, encodeName('q'), encodeName('log'));
 }
 
-async function openLog(storage: StorageAdapter): Promise<Log<string>> {
-  return (await storage.namespace('q')).openLog('log', testRecordCodec);
+async function openLog(storage: StorageAdapter, options?: LogOptions): Promise<Log<string>> {
+  return (await storage.namespace('q')).openLog('log', testRecordCodec, options);
 }
 
 describe.each<[string, FsyncPolicy]>([
@@ -79,7 +58,7 @@ describe.each<[string, FsyncPolicy]>([
 
   test('marks, unlinks and compaction rewrites wait while the fsync of the records before them runs', async () => {
     const dir = freshDir();
-    const faults = holdableIo();
+    const faults = holdFsyncs();
     const storage = fsStorage({ dir, fsync, io: faults.io });
     const log = await openLog(storage);
     for (let i = 0; i < 100; i++) log.append(`value ${i + 1}`, i);
@@ -112,6 +91,35 @@ describe.each<[string, FsyncPolicy]>([
     expect(fs.statSync(sealed).size).toBeLessThan(sealedBytes / 2);
     expect(log.count).toBe(21);
     await storage.close();
+  });
+
+  test.each([
+    ['waits for the records appended before it', undefined, 'settled'],
+    [
+      'is written at once when deletions are independent',
+      { independentDeletions: true },
+      undefined,
+    ],
+  ])('a deletion of a durable record %s', async (_name, options, kept) => {
+    const dir = freshDir();
+    const faults = holdFsyncs();
+    const storage = fsStorage({ dir, fsync, io: faults.io });
+    const log = await openLog(storage, options);
+    log.append('settled', 1);
+    await log.sync();
+    faults.hold();
+    log.append('published since', 2);
+    const synced = log.sync();
+    synced.catch(() => {});
+    log.markDeleted(1);
+    await ticks();
+    // The process dies while the fsync of the record appended since is still running.
+    simulateCrash(storage);
+    faults.release();
+    const reopened = fsStorage({ dir, fsync });
+    const again = await openLog(reopened, options);
+    expect(again.get(1)).toBe(kept);
+    await reopened.close();
   });
 
   test('a sync() after a deletion resolves once the deletion is durable too', async () => {

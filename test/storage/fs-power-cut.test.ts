@@ -5,24 +5,15 @@
  * forgets what was not fsynced (test/support/power-loss-disk.ts), then reopens every disk a crash
  * after each step may leave.
  */
-import fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { DataLossError } from '../../src/errors.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import type { StorageAdapter } from '../../src/storage/types.js';
 import { testRecordCodec } from '../../src/testing/index.js';
+import { tempDir as freshDir, removeDataDirs } from '../support/data-dirs.js';
 import { type CrashState, PowerLossDisk } from '../support/power-loss-disk.js';
 
-const root = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'mqlite-power-cut-')));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = () => {
-  const dir = path.join(root, `d${++dirs}`);
-  fs.mkdirSync(dir);
-  return dir;
-};
+afterAll(removeDataDirs);
 
 /** A name long enough to be hashed, so its directory holds `~name` too. */
 const LONG = `n${'x'.repeat(130)}`;

@@ -1,5 +1,5 @@
 /**
- * Data directories for the command-line tests: copies of the format fixtures, a directory a
+ * Data directories for tests: fresh empty ones (removed after the file's tests), copies of the format fixtures, a directory a
  * broker wrote with a queue of every kind, and a hash of a whole directory (paths and bytes) to
  * prove a command changed nothing.
  */
@@ -14,9 +14,12 @@ import { fsStorage } from '../../src/storage/fs/index.js';
 const fixtures = fileURLToPath(new URL('../storage/fixtures/', import.meta.url));
 const made: string[] = [];
 
-/** A new empty directory, removed by {@link removeDataDirs}. */
+/**
+ * A new empty directory, removed by {@link removeDataDirs}; its real path (the simulated disks of
+ * the power-cut tests compare paths as written).
+ */
 export function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(tmpdir(), 'mqlite-cli-data-'));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'mqlite-test-data-')));
   made.push(dir);
   return dir;
 }

@@ -1,6 +1,8 @@
 /** The options of `mqlite serve`, read from its arguments and checked before anything opens. */
 import { readFileSync } from 'node:fs';
 import { Users } from '../../server/auth.js';
+import type { DiskAlarmOptions } from '../../server/disk-alarm.js';
+import { parseBytes } from '../../server/information-units.js';
 import type { ServerLimits } from '../../server/limits.js';
 import type { MemoryAlarmOptions } from '../../server/memory-alarm.js';
 import { UsageError } from '../command.js';
@@ -38,6 +40,10 @@ Options:
                             memory alarm: a fraction of the machine's memory (0..1,
                             default 0.4) or bytes (1073741824, 512MiB, 2GB); above it
                             publishers are blocked until memory falls back below
+  --disk-free-limit <l>     disk alarm (with --data): bytes free on the data directory's
+                            file system (default 50MB; 2GB, 1GiB, ...) or
+                            '{mem_relative, 1.0}' (a multiple of the machine's memory);
+                            below it publishers are blocked until space is back
   --management-port <n>     also serve RabbitMQ's management HTTP API and Prometheus
                             /metrics on this port (RabbitMQ's is 15672; 0 picks a free one)
   --management-host <addr>  interface of the management listener (default 127.0.0.1)
@@ -68,6 +74,8 @@ export interface ServeOptions {
   readonly limits: ServerLimits;
   readonly heartbeat: number;
   readonly memory: MemoryAlarmOptions;
+  /** The disk alarm, on the data directory (none without one). */
+  readonly disk: DiskAlarmOptions | undefined;
   readonly verbose: boolean;
   /** Whether serve stops when its parent process goes away. */
   readonly exitWithParent: boolean;
@@ -130,6 +138,7 @@ export function parseServeOptions(args: readonly string[], env: NodeJS.ProcessEn
     },
     heartbeat: integer(values.heartbeat, '--heartbeat', 60, 0, 65535),
     memory: watermark(values['memory-high-watermark']),
+    disk: diskFreeLimit(values['disk-free-limit'], values.data),
     verbose: values.verbose === true,
     exitWithParent: exitsWithParent(
       {
@@ -174,6 +183,7 @@ function parse(args: readonly string[]) {
       'max-message-size': { type: 'string' },
       heartbeat: { type: 'string' },
       'memory-high-watermark': { type: 'string' },
+      'disk-free-limit': { type: 'string' },
       'url-file': { type: 'string' },
       'management-port': { type: 'string' },
       'management-host': { type: 'string' },
@@ -231,25 +241,39 @@ function optionalInteger(value: string | undefined, name: string): number | unde
   return Number(value);
 }
 
-const UNITS: Readonly<Record<string, number>> = {
-  '': 1,
-  KB: 1e3,
-  MB: 1e6,
-  GB: 1e9,
-  KiB: 2 ** 10,
-  MiB: 2 ** 20,
-  GiB: 2 ** 30,
-};
-
 /** `--memory-high-watermark`: a fraction 0..1 of the machine's memory, or bytes with a unit. */
 function watermark(value: string | undefined): MemoryAlarmOptions {
   if (value === undefined) return {};
   if (/^(0|1)(\.\d+)?$/.test(value) && Number(value) <= 1) return { relative: Number(value) };
-  const match = /^(\d+)(KB|MB|GB|KiB|MiB|GiB)?$/.exec(value);
-  if (!match) {
+  const absolute = parseBytes(value);
+  if (absolute === undefined) {
     throw new UsageError(
       `--memory-high-watermark must be a fraction 0..1 or bytes (512MiB, 2GB), got '${value}'`,
     );
   }
-  return { absolute: Number(match[1]) * UNITS[match[2] ?? '']! };
+  return { absolute };
+}
+
+/**
+ * `--disk-free-limit`: bytes with a unit, or RabbitMQ's `{mem_relative, N}`; the alarm watches
+ * the data directory, so there is none without one.
+ */
+function diskFreeLimit(
+  value: string | undefined,
+  data: string | undefined,
+): DiskAlarmOptions | undefined {
+  if (data === undefined) {
+    if (value !== undefined) throw new UsageError('--disk-free-limit needs --data');
+    return undefined;
+  }
+  if (value === undefined) return { dir: data };
+  const relative = /^\{\s*mem_relative\s*,\s*(\d+(\.\d+)?)\s*\}$/.exec(value);
+  if (relative) return { dir: data, memRelative: Number(relative[1]) };
+  const freeLimit = parseBytes(value);
+  if (freeLimit === undefined) {
+    throw new UsageError(
+      `--disk-free-limit must be bytes (50MB, 1GiB) or '{mem_relative, 1.0}', got '${value}'`,
+    );
+  }
+  return { dir: data, freeLimit };
 }

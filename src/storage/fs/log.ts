@@ -15,7 +15,8 @@
  * unlink of a segment left without live records and a compaction rewrite all wait until every
  * record appended before the `markDeleted` (or `dropBefore`) call is durable. In memory they
  * apply at once. Otherwise a crash could keep a deletion and lose what replaced the record (a
- * last-value queue's newer value waiting for its fsync round).
+ * last-value queue's newer value waiting for its fsync round). A log opened with
+ * `independentDeletions` has a deletion wait for its own record only.
  */
 import path from 'node:path';
 import { ClosedError, CorruptionError, type DataLossError } from '../../errors.js';
@@ -54,6 +55,8 @@ export interface LogContext {
   readonly report: (loss: DataLossError) => void;
   /** The log wrote its segment list before (its namespace's `~logs` says so): a missing one is a loss. */
   readonly segmentListExpected: boolean;
+  /** A deletion waits for its own record only (`LogOptions.independentDeletions`). */
+  readonly independentDeletions: boolean;
   /** Called once the log is closed or destroyed, so the namespace forgets the instance. */
   readonly onClose: () => void;
 }
@@ -305,8 +308,8 @@ export class FsLog<T> implements Log<T>, FrameSource {
     if (slot < 0 || !seg.markSlot(slot)) return;
     this.#live--;
     this.#liveBytes -= seg.lens[slot]!;
-    const need = this.#nextOffset;
-    seg.deletionNeed = need;
+    const need = this.#ctx.independentDeletions ? offset + 1 : this.#nextOffset;
+    if (need > seg.deletionNeed) seg.deletionNeed = need;
     this.#deletions.mark(offset, need);
     if (seg !== this.#active) this.#reclaim(seg);
   }

@@ -50,7 +50,11 @@ export class MarksFile {
   readonly #handle: FileHandle;
   #size: number;
   #pending = new Float64Array(256);
-  /** Per pending mark, the log's next offset when it was marked (non-decreasing). */
+  /**
+   * Per pending mark, the offset every record below which must be durable first: the log's next
+   * offset when it was marked, or the record's own end under independent deletions. Marks are
+   * written in order, so one waits for those before it too.
+   */
   #needs = new Float64Array(256);
   #pendingCount = 0;
   /** Marks in the file. */

@@ -142,6 +142,7 @@ export class FsNamespace implements Namespace {
       policy: this.#settings.policy,
       report: this.#settings.report,
       segmentListExpected: this.#list.hasSegmentList(name),
+      independentDeletions: options?.independentDeletions === true,
       onClose: () => {
         if (this.#logs.get(name) === log) this.#logs.delete(name);
       },

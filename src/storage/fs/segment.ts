@@ -103,7 +103,7 @@ export class Segment implements SegmentInfo {
   indexed = false;
   /** Dropped from the log (unlinked, or to be once its deletions may reach the disk). */
   dropped = false;
-  /** The log's next offset at this segment's latest deletion (see `FsLog`). */
+  /** What its deletions wait for: the highest of their needs (see `FsLog.markDeleted`). */
   deletionNeed = 0;
 
   constructor(

@@ -1,14 +1,16 @@
 /**
- * The server's memory alarm, with RabbitMQ's semantics: above the high watermark a publishing
- * connection is blocked (told so when it announced `connection.blocked`), its publishes wait
- * unread, and it is unblocked and read again once memory falls below. Memory readings are
- * injected and taken on a manual clock, so nothing waits for real memory or time.
+ * The server's resource alarms, with RabbitMQ's semantics: above the memory high watermark, or
+ * below the disk free limit, a publishing connection is blocked (told so when it announced
+ * `connection.blocked`), its publishes wait unread, and it is unblocked and read again once
+ * every alarm clears. Readings are injected and taken on a manual clock, so nothing waits for
+ * real memory, a full disk or time.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import amqplib from 'amqplib';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { type AlarmEvent, CHANNELS } from '../../src/diagnostics.js';
+import { freeLimit } from '../../src/server/disk-alarm.js';
 import { highWatermark } from '../../src/server/memory-alarm.js';
 import { type AmqpServer, listen } from '../../src/server/server.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -17,12 +19,16 @@ import { RawClient } from './raw-client.js';
 const INTERVAL = 2500;
 const LIMIT = 1_000_000;
 
+const DISK_LIMIT = 50_000_000;
+
 interface Alarmed {
   broker: Broker;
   server: AmqpServer;
   clock: ManualClock;
   /** Sets the memory the next reading finds and lets the clock take that reading. */
   use(bytes: number): void;
+  /** Sets the free disk space the next reading finds and lets the clock take that reading. */
+  free(bytes: number): void;
 }
 
 const opened: Alarmed[] = [];
@@ -35,12 +41,14 @@ afterEach(async () => {
 
 async function alarmedServer(): Promise<Alarmed> {
   let used = 0;
+  let free = DISK_LIMIT * 10;
   const clock = new ManualClock();
   const broker = await Broker.open();
   const server = await listen(broker, {
     clock,
     heartbeat: 0,
     memory: { absolute: LIMIT, intervalMs: INTERVAL, read: () => used },
+    disk: { dir: '.', freeLimit: '50MB', intervalMs: INTERVAL, read: () => free },
   });
   const alarmed = {
     broker,
@@ -48,6 +56,10 @@ async function alarmedServer(): Promise<Alarmed> {
     clock,
     use(bytes: number) {
       used = bytes;
+      clock.advance(INTERVAL);
+    },
+    free(bytes: number) {
+      free = bytes;
       clock.advance(INTERVAL);
     },
   };
@@ -67,7 +79,7 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 /** A few turns of the event loop and of the sockets between two local processes. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 
-describe('memory alarm', () => {
+describe('resource alarms', () => {
   test('a publisher is blocked above the watermark, its publish held, then unblocked and delivered', async () => {
     const { broker, server, use } = await alarmedServer();
     const queue = await broker.queue('alarm-q');
@@ -157,6 +169,91 @@ describe('memory alarm', () => {
     } finally {
       unsubscribe(CHANNELS.alarm, listener);
     }
+  });
+
+  test('a publisher is blocked while the disk is low, and while memory is too, told both', async () => {
+    const { broker, server, use, free } = await alarmedServer();
+    const queue = await broker.queue('disk-q');
+    const publisher = await amqplib.connect(server.url);
+    const events: string[] = [];
+    publisher.on('blocked', (reason: string) => events.push(`blocked: ${reason}`));
+    publisher.on('unblocked', () => events.push('unblocked'));
+    const channel = await publisher.createChannel();
+
+    free(DISK_LIMIT - 1);
+    expect(server.alarms()).toEqual([
+      { resource: 'disk', free: DISK_LIMIT - 1, limit: DISK_LIMIT },
+    ]);
+    use(LIMIT);
+    channel.sendToQueue('disk-q', Buffer.from('held'));
+    await eventually(() => events.length === 1, 'connection.blocked');
+    expect(events).toEqual(['blocked: low on memory & low on disk']);
+
+    // One alarm clearing is not enough: the publish waits for both.
+    use(0);
+    expect(server.alarms()).toEqual([
+      { resource: 'disk', free: DISK_LIMIT - 1, limit: DISK_LIMIT },
+    ]);
+    await settle();
+    expect(queue.stats().messages).toBe(0);
+    free(DISK_LIMIT);
+    expect(server.alarms()).toEqual([]);
+    await eventually(() => queue.stats().messages === 1, 'the held publish');
+    expect(events).toEqual(['blocked: low on memory & low on disk', 'unblocked']);
+
+    free(0);
+    channel.sendToQueue('disk-q', Buffer.from('held again'));
+    await eventually(() => events.length === 3, 'connection.blocked');
+    expect(events.at(-1)).toBe('blocked: low on disk');
+    free(DISK_LIMIT);
+    await eventually(() => queue.stats().messages === 2, 'the publish held again');
+    await publisher.close();
+  });
+
+  test('the disk alarm going on and off is published on mqlite:alarm', async () => {
+    const events: AlarmEvent[] = [];
+    const listener = (event: unknown) => events.push(event as AlarmEvent);
+    subscribe(CHANNELS.alarm, listener);
+    try {
+      const { free } = await alarmedServer();
+      free(10);
+      free(DISK_LIMIT);
+      expect(events).toEqual([
+        { resource: 'disk', raised: true, free: 10, limit: DISK_LIMIT },
+        { resource: 'disk', raised: false, free: DISK_LIMIT, limit: DISK_LIMIT },
+      ]);
+    } finally {
+      unsubscribe(CHANNELS.alarm, listener);
+    }
+  });
+
+  test('the disk alarm reads the free space of the data directory by default', async () => {
+    const broker = await Broker.open();
+    const clock = new ManualClock();
+    const dir = process.cwd();
+    const never = await listen(broker, { clock, disk: { dir, freeLimit: 0 } });
+    expect(never.alarms()).toEqual([]);
+    await never.close();
+    // More than any disk has free: the first reading raises it.
+    const always = await listen(broker, { clock, disk: { dir, freeLimit: '8000000GiB' } });
+    expect(always.alarms()).toEqual([
+      { resource: 'disk', free: expect.any(Number), limit: 8_000_000 * 2 ** 30 },
+    ]);
+    await always.close();
+    await broker.close();
+  });
+
+  test('the disk free limit is 50 MB by default, bytes with a unit, or relative to memory', () => {
+    expect(freeLimit({})).toBe(50_000_000);
+    expect(freeLimit({ freeLimit: 1234 })).toBe(1234);
+    expect(freeLimit({ freeLimit: '50MB' })).toBe(50_000_000);
+    expect(freeLimit({ freeLimit: '2GiB' })).toBe(2 * 2 ** 30);
+    expect(freeLimit({ freeLimit: '3k' })).toBe(3072);
+    expect(freeLimit({ memRelative: 1.5, total: 1000, freeLimit: 5 })).toBe(1500);
+    expect(() => freeLimit({ freeLimit: '50 bananas' })).toThrow(RangeError);
+    expect(() => freeLimit({ freeLimit: 'constructor' })).toThrow(RangeError);
+    expect(() => freeLimit({ freeLimit: -1 })).toThrow(RangeError);
+    expect(() => freeLimit({ memRelative: -1 })).toThrow(RangeError);
   });
 
   test('the watermark is 0.4 of the memory by default, or relative, or absolute', () => {
