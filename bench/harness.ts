@@ -167,6 +167,7 @@ export function formatValue(r: BenchResult): string {
 
 /** 12345678 → "12.3 M". */
 export function formatRate(opsPerSec: number): string {
+  if (!Number.isFinite(opsPerSec)) return '–';
   if (opsPerSec >= 1e6) return `${(opsPerSec / 1e6).toFixed(2)} M`;
   if (opsPerSec >= 1e3) return `${(opsPerSec / 1e3).toFixed(1)} k`;
   return opsPerSec.toFixed(1);

@@ -214,7 +214,8 @@ async function cpuPerMessage(servers: readonly Server[]): Promise<BenchResult[]>
         base && median(base) > 0 ? `, ${(mid / median(base)).toFixed(2)}× lavinmq's` : '';
       results.push({
         name: `server CPU per message, ${mode}: ${server.name}`,
-        opsPerSec: 1 / mid,
+        // 0 CPU (too few messages for /proc's 10 ms ticks, as in a smoke run) is no rate at all.
+        opsPerSec: mid > 0 ? 1 / mid : 0,
         unit: 'time',
         note: `${micros(mid)} median of ${values.length} (${micros(Math.min(...values))}–${micros(Math.max(...values))})${ratio}`,
       });
