@@ -1,6 +1,7 @@
 /**
  * `startBroker()`: a broker served over AMQP for a test, in one call: its URL, its clock, its
- * storage (memory, or a temporary directory removed by `stop()`), its faults and `restart()`.
+ * storage (memory, or a temporary directory removed by `stop()`), its faults and `restart()`, and
+ * with `management` RabbitMQ's management HTTP API (and the dashboard) beside it.
  * Shaped as testcontainers' RabbitMQ module (`new RabbitMQContainer(image).start()`, then
  * `getAmqpUrl()`), so a suite written for it changes its import and the line that starts it.
  */
@@ -11,8 +12,9 @@ import { Broker } from '../../broker/broker.js';
 import type { BrokerOptions } from '../../broker/broker-options.js';
 import { faultChannel } from '../../diagnostics.js';
 import { ClosedError } from '../../errors.js';
+import type { ManagementOptions } from '../../management/http-server.js';
+import { listen, type Server, type ServerOptions } from '../../management/listen.js';
 import { ServerFaults } from '../../server/faults.js';
-import { type AmqpServer, type ListenOptions, listen } from '../../server/server.js';
 import { fsStorage } from '../../storage/fs/index.js';
 import { memoryStorage } from '../../storage/memory.js';
 import type { StorageAdapter } from '../../storage/types.js';
@@ -20,6 +22,8 @@ import { ManualClock } from '../manual-clock.js';
 
 /** The AMQP port a RabbitMQ container exposes, which `getMappedPort()` maps. */
 const AMQP_PORT = 5672;
+/** The management port of a RabbitMQ container (`rabbitmq:management` images). */
+const MANAGEMENT_PORT = 15672;
 
 /** Options of {@link startBroker}. */
 export interface StartBrokerOptions {
@@ -38,8 +42,13 @@ export interface StartBrokerOptions {
   port?: number;
   /** Broker options besides storage and clock (config, definitions, strict, ...). */
   broker?: Omit<BrokerOptions, 'storage' | 'clock'>;
-  /** Server options besides port, clock and faults (users, heartbeat, limits, ...). */
-  server?: Omit<ListenOptions, 'port' | 'clock' | 'faults'>;
+  /**
+   * `true`: RabbitMQ's management HTTP API, Prometheus metrics and the dashboard on a free port
+   * of loopback (`getManagementUrl()`); or their options. `restart()` keeps the port.
+   */
+  management?: boolean | ManagementOptions;
+  /** Server options besides port, clock, faults and management (users, heartbeat, limits, ...). */
+  server?: Omit<ServerOptions, 'port' | 'clock' | 'faults' | 'management'>;
 }
 
 /** A running broker and its AMQP server, from {@link startBroker}. */
@@ -56,11 +65,22 @@ export interface StartedBroker extends AsyncDisposable {
   readonly dir: string | undefined;
   /** Faults to inject: connections closed, dropped, refused, delayed, stalled; channels closed; publishers blocked. */
   readonly faults: ServerFaults;
+  /** `http://127.0.0.1:<port>` of the management API, when `management` asked for it. */
+  readonly managementUrl: string | undefined;
   /** The AMQP URL, as testcontainers' `StartedRabbitMQContainer.getAmqpUrl()`. */
   getAmqpUrl(): string;
   getHost(): string;
-  /** The port serving AMQP (the container's 5672, as testcontainers maps it). */
+  /**
+   * The port serving AMQP (the container's 5672, as testcontainers maps it), or with
+   * `management` the management API's (15672).
+   */
   getMappedPort(port?: number): number;
+  /**
+   * The management API's URL, as a RabbitMQ container's management port gives it.
+   *
+   * @throws RangeError when `management` was not asked for.
+   */
+  getManagementUrl(): string;
   getFirstMappedPort(): number;
   /**
    * Closes every connection (320 CONNECTION_FORCED, 'shutdown'), closes the broker, reopens it on
@@ -97,25 +117,37 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
   const faults = new ServerFaults();
   const timed = clock ? { clock } : {};
   let stopped = false;
-  const open = async (port: number): Promise<[Broker, AmqpServer]> => {
+  const managementOptions =
+    options.management === true ? {} : options.management ? options.management : undefined;
+  let managementPort = managementOptions?.port ?? 0;
+  const open = async (port: number): Promise<[Broker, Server]> => {
     const adapter: StorageAdapter = dir === undefined ? memoryStorage() : fsStorage({ dir });
     const broker = await Broker.open({ ...options.broker, storage: adapter, ...timed });
+    const management = managementOptions && { ...managementOptions, port: managementPort };
     try {
-      return [broker, await listen(broker, { ...options.server, port, ...timed, faults })];
+      const served = await listen(broker, {
+        ...options.server,
+        port,
+        ...timed,
+        faults,
+        ...(management && { management }),
+      });
+      return [broker, served];
     } catch (error) {
       await broker.close();
       throw error;
     }
   };
   let broker: Broker;
-  let server: AmqpServer;
+  let server: Server;
   try {
     [broker, server] = await open(options.port ?? 0);
   } catch (error) {
     if (temporary && dir !== undefined) await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  const { host, port, url } = server;
+  const { host, port, url, managementUrl } = server;
+  if (managementUrl !== undefined) managementPort = Number(new URL(managementUrl).port);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopped = true;
@@ -136,11 +168,25 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Sta
     clock,
     dir,
     faults,
+    managementUrl,
     getAmqpUrl: () => url,
     getHost: () => host,
     getMappedPort(wanted = AMQP_PORT) {
-      if (wanted !== AMQP_PORT) throw new RangeError(`only AMQP's port ${AMQP_PORT} is served`);
-      return port;
+      if (wanted === AMQP_PORT) return port;
+      if (wanted === MANAGEMENT_PORT && managementUrl !== undefined) return managementPort;
+      throw new RangeError(
+        managementUrl === undefined
+          ? `only AMQP's port ${AMQP_PORT} is served (management: true serves ${MANAGEMENT_PORT} too)`
+          : `only AMQP's port ${AMQP_PORT} and the management port ${MANAGEMENT_PORT} are served`,
+      );
+    },
+    getManagementUrl() {
+      if (managementUrl === undefined) {
+        throw new RangeError(
+          'the management API is not served: start the broker with management: true',
+        );
+      }
+      return managementUrl;
     },
     getFirstMappedPort: () => port,
     async restart() {

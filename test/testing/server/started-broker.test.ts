@@ -116,4 +116,29 @@ describe('startBroker', () => {
     // A second teardown, or one without a setup, does nothing.
     await brokerGlobalTeardown()();
   });
+  it('management: true serves the management API on its own port, kept across restart(), as a test helper for RabbitMQ reads it', async () => {
+    await using rabbit = await startBroker({ management: true });
+    const api = rabbit.getManagementUrl();
+    expect(rabbit.managementUrl).toBe(api);
+    expect(rabbit.getMappedPort(15672)).toBe(Number(new URL(api).port));
+    const auth = { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` };
+    await rabbit.broker.queue('jobs');
+    await rabbit.broker.publish('', 'one', { routingKey: 'jobs' });
+    const depth = async () => {
+      const response = await fetch(`${api}/api/queues/%2F/jobs`, { headers: auth });
+      return ((await response.json()) as { messages: number }).messages;
+    };
+    await expect.poll(depth).toBe(1);
+    await rabbit.restart();
+    expect(rabbit.getManagementUrl()).toBe(api);
+    const overview = await fetch(`${api}/api/overview`, { headers: auth });
+    expect(overview.status).toBe(200);
+  });
+
+  it('without management, getManagementUrl() says how to ask for it', async () => {
+    await using rabbit = await startBroker();
+    expect(rabbit.managementUrl).toBeUndefined();
+    expect(() => rabbit.getManagementUrl()).toThrow(/management: true/);
+    expect(() => rabbit.getMappedPort(15672)).toThrow(RangeError);
+  });
 });
