@@ -1,10 +1,11 @@
 /**
  * One running shovel: it opens its source and destination, publishes each delivery as it arrives
- * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says, once its
- * publish is confirmed (or sent), a run of them at once with one `multiple` ack; it counts, and on any failure of either end closes both
- * (what was taken and not acknowledged goes back to the source queue), shows `terminated` with the
- * reason, and tries again after `reconnect-delay` on the broker's clock, cycling through the URIs
- * of a list. With `src-delete-after` it stops after that many messages and deletes itself.
+ * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says once its
+ * publish is confirmed (or sent), a run of them with one `multiple` ack; it counts, and on any
+ * failure of either end closes both (what was taken and not acknowledged goes back to the source
+ * queue), shows `terminated` with the reason, and tries again after `reconnect-delay` on the
+ * broker's clock, cycling through the URIs of a list. With `src-delete-after` it stops after that
+ * many messages and deletes itself.
  */
 
 import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
