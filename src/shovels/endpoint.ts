@@ -21,7 +21,8 @@ export interface Source {
   pending(): number | undefined;
   /** Starts delivering: at most `prefetch` unacknowledged at once (0: no limit). */
   consume(deliver: (delivery: Delivery) => void): Promise<void>;
-  ack(tag: number): Promise<void>;
+  /** Acknowledges `tag`, and with `multiple` every earlier delivery not yet settled too. */
+  ack(tag: number, multiple: boolean): Promise<void>;
   /** Gives a delivery back to the queue. */
   requeue(tag: number): Promise<void>;
   /** Stops delivering; what was delivered and not acknowledged goes back to the queue. */

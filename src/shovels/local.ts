@@ -43,7 +43,17 @@ export async function localSource(broker: LocalBroker, spec: SourceSpec): Promis
           },
         );
       },
-      ack: (tag) => settle(unsettled, tag, (m) => m.ack()),
+      async ack(tag, multiple) {
+        const message = unsettled.get(tag);
+        if (message === undefined) return;
+        // Tags grow in delivery order, the map's order: the earlier ones are at its head.
+        for (const earlier of unsettled.keys()) {
+          if (earlier > tag || !multiple) break;
+          unsettled.delete(earlier);
+        }
+        unsettled.delete(tag);
+        await message.ack(multiple);
+      },
       requeue: (tag) => settle(unsettled, tag, (m) => m.nack(true)),
       async close() {
         await subscription?.cancel().catch(ignore);

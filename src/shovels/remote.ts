@@ -66,7 +66,7 @@ export async function remoteSource(
           },
         );
       },
-      ack: (tag) => channel.basicAck(tag),
+      ack: (tag, multiple) => channel.basicAck(tag, multiple),
       requeue: (tag) => channel.basicNack(tag, true),
       // Closing the connection gives back every unacknowledged delivery.
       close: () => closeQuietly(client),

@@ -1,9 +1,11 @@
 /**
- * One running shovel: it opens its source and destination, forwards each delivery and
- * acknowledges it as its `ack-mode` says, counts, and on any failure of either end closes both
- * (what was taken and not acknowledged goes back to the source queue), shows `terminated` with the
- * reason, and tries again after `reconnect-delay` on the broker's clock, cycling through the URIs
- * of a list. With `src-delete-after` it stops after that many messages and deletes itself.
+ * One running shovel: it opens its source and destination, publishes each delivery as it arrives
+ * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says once its
+ * publish is confirmed (or sent), a run of them with one `multiple` ack; it counts, and on any
+ * failure of either end closes both (what was taken and not acknowledged goes back to the source
+ * queue), shows `terminated` with the reason, and tries again after `reconnect-delay` on the
+ * broker's clock, cycling through the URIs of a list. With `src-delete-after` it stops after that
+ * many messages and deletes itself.
  */
 
 import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
@@ -38,6 +40,13 @@ export class Shovel {
   #destinationUri: string;
   #forwarded = 0;
   #inFlight = 0;
+  /**
+   * The deliveries taken and not yet acknowledged, in delivery order (the order of their tags),
+   * each with whether its publish is settled.
+   */
+  #unacked = new Map<number, boolean>();
+  /** An ack of the settled deliveries is queued. */
+  #flushing = false;
   /** The source's count, kept once its link is closed: a local queue still counts what waits. */
   #pending: () => number | undefined = () => undefined;
 
@@ -85,6 +94,7 @@ export class Shovel {
     this.#sourceUri = pick(d['src-uri'], this.#tries);
     this.#destinationUri = pick(d['dest-uri'], this.#tries);
     this.#setState('starting');
+    this.#unacked = new Map();
     const fail: OnFailure = (error) => this.#fail(attempt, error);
     try {
       const ackMode = d['ack-mode'] ?? 'on-confirm';
@@ -145,16 +155,52 @@ export class Shovel {
     this.#inFlight++;
     const exchange = d['dest-exchange'] ?? '';
     const routingKey = d['dest-queue'] ?? d['dest-exchange-key'] ?? delivery.routingKey;
+    const noAck = d['ack-mode'] === 'no-ack';
+    if (!noAck) this.#unacked.set(delivery.tag, false);
     destination
       .publish(exchange, routingKey, delivery.body, forward(delivery.properties))
-      .then(() => (d['ack-mode'] === 'no-ack' ? undefined : source.ack(delivery.tag)))
       .then(() => {
         if (attempt !== this.#attempt) return;
-        this.#inFlight--;
-        this.#forwarded++;
-        if (this.#limit !== undefined && this.#forwarded >= this.#limit) this.#finish(attempt);
+        if (noAck) return this.#counted(attempt, 1);
+        this.#unacked.set(delivery.tag, true);
+        if (this.#flushing) return;
+        this.#flushing = true;
+        // Confirms that arrive together resolve in the same turn: one ack settles them all.
+        queueMicrotask(() => this.#ackSettled());
       })
       .catch((error) => this.#fail(attempt, error));
+  }
+
+  /**
+   * Acknowledges, with one `multiple` ack, the run of deliveries at the head of those in flight
+   * whose publish is settled (confirmed, or sent under `on-publish`). A delivery whose publish is
+   * not settled holds back every later one, so no ack ever covers a message before its own confirm.
+   */
+  #ackSettled(): void {
+    this.#flushing = false;
+    const attempt = this.#attempt;
+    const source = this.#source;
+    let last: number | undefined;
+    let count = 0;
+    for (const [tag, settled] of this.#unacked) {
+      if (!settled) break;
+      this.#unacked.delete(tag);
+      last = tag;
+      count++;
+    }
+    if (last === undefined || source === undefined) return;
+    source
+      .ack(last, count > 1)
+      .then(() => this.#counted(attempt, count))
+      .catch((error) => this.#fail(attempt, error));
+  }
+
+  /** Counts `count` messages moved; at the count to move, the shovel is done. */
+  #counted(attempt: number, count: number): void {
+    if (attempt !== this.#attempt) return;
+    this.#inFlight -= count;
+    this.#forwarded += count;
+    if (this.#limit !== undefined && this.#forwarded >= this.#limit) this.#finish(attempt);
   }
 
   #fail(attempt: number, error: unknown): void {
@@ -162,6 +208,7 @@ export class Shovel {
     this.#attempt++;
     this.#tries++;
     this.#inFlight = 0;
+    this.#unacked.clear();
     this.#reason = this.#masked(error);
     this.#setState('terminated');
     void this.#closeEnds();
