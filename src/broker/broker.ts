@@ -329,6 +329,14 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   }
 
   /**
+   * @internal Tells `listener` the name of each queue a message is stored in, whoever published
+   * it (a server's per-queue `publish` counts); returns the function that stops it.
+   */
+  onStored(listener: (queue: string) => void): () => void {
+    return this.#publisher.onStored(listener);
+  }
+
+  /**
    * Every exchange (the default `""` and the predeclared `amq.*` ones included), by name; a
    * delayed one with how many messages it holds and when the first falls due.
    */

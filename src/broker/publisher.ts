@@ -28,6 +28,8 @@ export class Publisher {
   readonly #deduplicators: Deduplicators;
   #unroutableDropped = 0;
   #unroutableReturned = 0;
+  /** Told the name of each queue a message is stored in (a server's per-queue counts). */
+  readonly #stored: ((queue: string) => void)[] = [];
 
   constructor(context: BrokerContext, queues: OpenQueues, delayed: DelayedMessages) {
     this.#context = context;
@@ -58,6 +60,15 @@ export class Publisher {
   /** `mandatory` messages routed nowhere and refused. */
   get unroutableReturned(): number {
     return this.#unroutableReturned;
+  }
+
+  /** Tells `listener` the queue of every message stored from now on; returns its removal. */
+  onStored(listener: (queue: string) => void): () => void {
+    this.#stored.push(listener);
+    return () => {
+      const at = this.#stored.indexOf(listener);
+      if (at >= 0) this.#stored.splice(at, 1);
+    };
   }
 
   /**
@@ -185,7 +196,11 @@ export class Publisher {
     enqueued: (() => void) | undefined,
   ): Promise<void> {
     const entry = this.#queues.get(name);
-    if (entry) return entry.queue.publishMessage(message, enqueued);
+    if (entry) {
+      // An indexed loop: nothing allocated per message, nothing done without listeners.
+      for (let i = 0; i < this.#stored.length; i++) this.#stored[i]!(name);
+      return entry.queue.publishMessage(message, enqueued);
+    }
     return Promise.reject(this.#context.damaged.errorOf(name));
   }
 

@@ -216,7 +216,7 @@ export class ChannelConsumers implements ReplyTarget {
   #deliver(consumer: Consumer, message: Message): void {
     const deliveryTag = this.#deliveries.nextTag();
     const noAck = consumer.subscription.noAck;
-    if (!noAck) this.#deliveries.track(deliveryTag, message);
+    if (!noAck) this.#deliveries.track(deliveryTag, message, consumer.counts);
     const counts = consumer.counts;
     if (counts !== undefined) {
       // Plain increments of objects the consumer holds: this runs for every delivery.
@@ -298,9 +298,10 @@ export class ChannelConsumers implements ReplyTarget {
       this.#channel.reply('basic.get-empty', { clusterId: '' });
       return;
     }
-    if (counts !== undefined) countGet(counts.queue(queue.name), counts.totals, a.noAck, message);
+    const queueCounts = counts?.queue(queue.name);
+    if (queueCounts !== undefined) countGet(queueCounts, counts!.totals, a.noAck, message);
     const deliveryTag = this.#deliveries.nextTag();
-    if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message);
+    if (!a.noAck) this.#deliveries.trackGet(deliveryTag, message, queueCounts);
     const frameMax = this.#host.frameMax;
     this.#host.write((w) => {
       writeMethod(w, this.#id, 'basic.get-ok', {

@@ -9,10 +9,14 @@ import type { Message } from '../message/message.js';
 import { ACK, type Outcome, REQUEUE, type Subscription } from '../queues/consumer.js';
 import { DeliveryWindow } from '../queues/delivery-window.js';
 import { AmqpException } from './errors.js';
+import type { MessageCounts } from './message-counts.js';
 
 /** A message taken by `basic.get`: it settles through the message, having no consumer. */
 class Got {
-  constructor(readonly message: Message) {}
+  constructor(
+    readonly message: Message,
+    readonly counts: MessageCounts | undefined,
+  ) {}
 }
 
 /**
@@ -24,6 +28,8 @@ class Delivered {
   constructor(
     readonly subscription: Subscription,
     readonly tag: number,
+    /** Its queue's counts, which count its ack. */
+    readonly counts: MessageCounts | undefined,
   ) {}
 }
 
@@ -51,14 +57,17 @@ export class Deliveries {
     this.#subscriptions.add(subscription);
   }
 
-  /** Records a consumer's delivery that waits for its acknowledgement. */
-  track(tag: number, message: Message): void {
-    this.#unacked.add(tag, new Delivered(subscriptionOf(message), message.deliveryTag));
+  /**
+   * Records a consumer's delivery that waits for its acknowledgement; `counts`, its queue's,
+   * count its ack.
+   */
+  track(tag: number, message: Message, counts: MessageCounts | undefined): void {
+    this.#unacked.add(tag, new Delivered(subscriptionOf(message), message.deliveryTag, counts));
   }
 
-  /** Records a `basic.get` that waits for its acknowledgement. */
-  trackGet(tag: number, message: Message): void {
-    this.#unacked.add(tag, new Got(message));
+  /** Records a `basic.get` that waits for its acknowledgement (see `track`). */
+  trackGet(tag: number, message: Message, counts: MessageCounts | undefined): void {
+    this.#unacked.add(tag, new Got(message, counts));
   }
 
   /** A subscription was cancelled: forgotten unless deliveries of it wait for settling. */
@@ -68,14 +77,15 @@ export class Deliveries {
 
   /**
    * Settles one delivery, or with `multiple` every one up to `tag` (0: all). Consecutive
-   * deliveries of one consumer settle in one step, as one `multiple` of its own.
-   * Returns how many it settled.
+   * deliveries of one consumer settle in one step, as one `multiple` of its own. An ack counts
+   * in the `ack` of each delivery's queue. Returns how many it settled.
    * @throws AmqpException 406 for a tag that is not an unacknowledged delivery.
    */
   settle(tag: number, multiple: boolean, outcome: Outcome): number {
     if (!multiple) {
       const entry = this.#unacked.take(tag);
       if (entry === undefined) throw unknownTag(tag);
+      if (outcome === ACK && entry.counts !== undefined) entry.counts.ack++;
       if (entry instanceof Delivered) this.#settleUpTo(entry, false, outcome);
       else settleGot(entry, outcome);
       return 1;
@@ -84,6 +94,7 @@ export class Deliveries {
     const runs: Unacked[] = [];
     let last: Subscription | undefined;
     const settled = this.#unacked.takeUpTo(tag === 0 ? Number.POSITIVE_INFINITY : tag, (entry) => {
+      if (outcome === ACK && entry.counts !== undefined) entry.counts.ack++;
       const subscription = entry instanceof Delivered ? entry.subscription : undefined;
       if (subscription !== undefined && subscription === last) runs[runs.length - 1] = entry;
       else runs.push(entry);

@@ -219,7 +219,13 @@ export async function startServer(
       servers.push(secure);
       tlsPort = await bind(secure, wanted ?? 0, host);
     }
-    const server = served(servers, connections, alarm, options.users, host, port, tlsPort);
+    // Every message stored in a queue counts in its `publish`, in-process publishes included.
+    const uncount = [...counts].map(([vhost, vhostCounts]) =>
+      brokers.get(vhost)!.onStored((queue) => {
+        vhostCounts.queue(queue).publish++;
+      }),
+    );
+    const server = served(servers, connections, alarm, uncount, options.users, host, port, tlsPort);
     return {
       server,
       state: { brokers, connections, users, loopbackUsers, clock, counts, limits },
@@ -246,6 +252,7 @@ function served(
   servers: readonly Server[],
   connections: ReadonlySet<AmqpConnection>,
   alarm: ResourceAlarms,
+  uncount: readonly (() => void)[],
   given: ListenOptions['users'],
   host: string,
   port: number,
@@ -265,6 +272,7 @@ function served(
   const close = () => {
     closing ??= (async () => {
       alarm.stop();
+      for (const stop of uncount) stop();
       const stopped = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       await Promise.all(
         [...connections].map((c) =>

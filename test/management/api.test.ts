@@ -194,6 +194,64 @@ describe('connections, channels and consumers over HTTP', () => {
     await connection.close();
   });
 
+  it("counts each queue's publishes, deliveries, acks and redeliveries", async () => {
+    const connection = await amqplib.connect(managed.server.url);
+    const channel = await connection.createChannel();
+    await channel.assertExchange('stats-fanout', 'fanout', { durable: false });
+    for (const name of ['stats-a', 'stats-b']) {
+      await channel.assertQueue(name, { durable: false });
+      await channel.bindQueue(name, 'stats-fanout', '');
+    }
+    channel.publish('stats-fanout', '', Buffer.from('1'));
+    channel.publish('stats-fanout', '', Buffer.from('2'));
+    await managed.broker.publish('', 'in process', { routingKey: 'stats-a' });
+    await eventually(async () => (await channel.checkQueue('stats-a')).messageCount === 3);
+    // stats-a: three gets, the second requeued and got again, then all three acked.
+    const get = async () => (await channel.get('stats-a')) as amqplib.GetMessage;
+    const [first, second, third] = [await get(), await get(), await get()];
+    channel.ack(first);
+    channel.nack(second, false, true);
+    const again = await get();
+    expect(again.fields.redelivered).toBe(true);
+    channel.ack(third);
+    channel.ack(again);
+    // stats-b: two consumer deliveries, acked with one `multiple`.
+    let delivered = 0;
+    await channel.consume('stats-b', (m) => {
+      if (m && ++delivered === 2) channel.ack(m, true);
+    });
+    const queue = async (name: string) =>
+      (await call('GET', `/api/queues/%2F/${name}`)).json.message_stats;
+    await eventually(
+      async () => (await queue('stats-a')).ack === 3 && (await queue('stats-b')).ack === 2,
+    );
+    expect(await queue('stats-a')).toMatchObject({
+      publish: 3,
+      get: 4,
+      deliver_get: 4,
+      redeliver: 1,
+      ack: 3,
+      publish_details: { rate: expect.any(Number) },
+      ack_details: { rate: expect.any(Number) },
+    });
+    expect(await queue('stats-b')).toMatchObject({
+      publish: 2,
+      deliver: 2,
+      deliver_get: 2,
+      ack: 2,
+    });
+    const metrics = await (
+      await fetch(`${managed.server.managementUrl}/metrics/per-object`)
+    ).text();
+    expect(metrics).toContain(
+      'rabbitmq_queue_messages_published_total{vhost="/",queue="stats-a"} 3',
+    );
+    await channel.deleteExchange('stats-fanout');
+    await channel.deleteQueue('stats-a');
+    await channel.deleteQueue('stats-b');
+    await connection.close();
+  });
+
   it('closes a connection with 320 CONNECTION_FORCED and the X-Reason as its reason', async () => {
     const connection = await amqplib.connect(managed.server.url);
     const closed = new Promise<Error>((resolve) => connection.on('close', resolve));

@@ -81,11 +81,21 @@ describe.each(targets)('management API parity: $name', (target) => {
     return answer!;
   };
 
+  /** Runs `body` on a new connection, then deletes `queue` and closes the connection. */
+  const withQueue = async (queue: string, body: (c: amqplib.ChannelModel) => Promise<void>) => {
+    const connection = await amqplib.connect(target.amqp());
+    try {
+      await body(connection);
+    } finally {
+      await call('DELETE', `/api/queues/%2F/${queue}`);
+      await connection.close();
+    }
+  };
+
   it.skipIf(skip)('shows a queue after AMQP publishes, peeks with requeue and purges', async () => {
     if (skip) return;
     const queue = `${prefix}-jobs`;
-    const connection = await amqplib.connect(target.amqp());
-    try {
+    await withQueue(queue, async (connection) => {
       const channel = await connection.createConfirmChannel();
       await channel.assertQueue(queue, { durable: false, arguments: { 'x-max-length': 100 } });
       for (let i = 0; i < 3; i++) {
@@ -131,10 +141,40 @@ describe.each(targets)('management API parity: $name', (target) => {
       await queueWith(queue, 3);
       expect((await call('DELETE', `/api/queues/%2F/${queue}/contents`)).status).toBe(204);
       await queueWith(queue, 0);
-    } finally {
-      await call('DELETE', `/api/queues/%2F/${queue}`);
-      await connection.close();
-    }
+    });
+  });
+
+  it.skipIf(skip)("counts a queue's publishes, gets, redeliveries and acks", async () => {
+    if (skip) return;
+    const queue = `${prefix}-counted`;
+    await withQueue(queue, async (connection) => {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false });
+      channel.sendToQueue(queue, Buffer.from('a'));
+      channel.sendToQueue(queue, Buffer.from('b'));
+      await channel.waitForConfirms();
+      const get = async () => (await channel.get(queue)) as amqplib.GetMessage;
+      const first = await get();
+      const second = await get();
+      channel.nack(first, false, true);
+      const again = await get();
+      channel.ack(second);
+      channel.ack(again);
+      const fields = ['publish', 'get', 'get_no_ack', 'deliver_get', 'redeliver', 'ack'];
+      let stats: Record<string, unknown> = {};
+      await eventually(async () => {
+        stats = (await call('GET', `/api/queues/%2F/${queue}`)).json.message_stats ?? {};
+        return stats.ack === 2 && stats.publish === 2;
+      });
+      expect(pick(stats, fields)).toEqual({
+        publish: 2,
+        get: 3,
+        get_no_ack: 0,
+        deliver_get: 3,
+        redeliver: 1,
+        ack: 2,
+      });
+    });
   });
 
   it.skipIf(skip)(
@@ -294,6 +334,7 @@ describe.each(targets)('management API parity: $name', (target) => {
         'rabbitmq_connections',
         'rabbitmq_channels',
         'rabbitmq_queues',
+        'rabbitmq_queue_messages_published_total',
         'rabbitmq_global_messages_received_total',
         'rabbitmq_global_messages_delivered_total',
         'rabbitmq_global_messages_acknowledged_total',
@@ -316,6 +357,7 @@ const EXPECTED_HELP: Readonly<Record<string, string>> = {
   rabbitmq_connections: 'Connections currently open',
   rabbitmq_channels: 'Channels currently open',
   rabbitmq_queues: 'Queues available',
+  rabbitmq_queue_messages_published_total: 'Total number of messages published to queues',
   rabbitmq_global_messages_received_total: 'Total number of messages received from publishers',
   rabbitmq_global_messages_delivered_total: 'Total number of messages delivered to consumers',
   rabbitmq_global_messages_acknowledged_total: 'Total number of messages acknowledged by consumers',

@@ -30,7 +30,7 @@ describe("a channel's unacknowledged deliveries", () => {
     const deliveries = new Deliveries();
     const weak: WeakRef<Message>[] = [];
     const subscription = await queue.subscribe({ manualAck: true }, (message) => {
-      deliveries.track(deliveries.nextTag(), message);
+      deliveries.track(deliveries.nextTag(), message, undefined);
       weak.push(new WeakRef(message));
     });
     deliveries.subscribed(subscription);

@@ -102,6 +102,8 @@ export function families(context: ManagementContext, perObject: boolean): Family
     0,
   );
   const amqp = { protocol: 'amqp091' };
+  const published = (vhost: string, queue: QueueInfo) =>
+    context.state.counts.get(vhost)?.counted('queue', queue.name)?.publish ?? 0;
   return [
     family('rabbitmq_build_info', 'untyped', 'RabbitMQ & Erlang/OTP version info', [
       [
@@ -128,6 +130,14 @@ export function families(context: ManagementContext, perObject: boolean): Family
     family('rabbitmq_channels', 'gauge', 'Channels currently open', [[{}, channels.length]]),
     family('rabbitmq_consumers', 'gauge', 'Consumers currently connected', [[{}, consumers]]),
     family('rabbitmq_queues', 'gauge', 'Queues available', [[{}, rows.length]]),
+    family(
+      'rabbitmq_queue_messages_published_total',
+      'counter',
+      'Total number of messages published to queues',
+      perObject
+        ? rows.map(({ vhost, queue }) => [{ vhost, queue: queue.name }, published(vhost, queue)])
+        : [[{}, rows.reduce((n, r) => n + published(r.vhost, r.queue), 0)]],
+    ),
     ...GLOBAL_COUNTERS.map(([name, help, value]) =>
       family(`rabbitmq_global_messages_${name}_total`, 'counter', help, [[amqp, value(counts)]]),
     ),
