@@ -183,6 +183,17 @@ describe('README and guides links', () => {
     expect(broken).toEqual([]);
   });
 
+  it("README's contents list every section of README", () => {
+    const readme = texts.get('README.md')!;
+    const contents = readme.split('\n## Contents\n')[1]!.split('\n## ')[0]!;
+    const listed = [...contents.matchAll(/^- \[.*\]\(#([\w-]+)\)$/gm)].map((m) => m[1]);
+    const sections = [...readme.matchAll(/^## (.*)$/gm)]
+      .map((m) => m[1]!)
+      .filter((h) => h !== 'Contents')
+      .map((h) => [...anchors(`## ${h}`)][0]);
+    expect(listed).toEqual(sections);
+  });
+
   it('every relative link to a Markdown file names a file that exists', () => {
     const broken = pages.flatMap((p) =>
       [...texts.get(p)!.matchAll(/\]\(((?:\.\.?\/)*(?:guides\/)?[\w.-]+\.md)(?:#[\w-]*)?\)/g)]
