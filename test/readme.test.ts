@@ -1,5 +1,5 @@
 /**
- * Every code block of README.md, checked as the examples are: each `ts` block runs (tsx, as an
+ * Every code block of README.md and of the pages in guides/, checked as the examples are: each `ts` block runs (tsx, as an
  * ES module in this checkout, where `mqlite` is the source) and must exit 0 by itself; each
  * `json` block parses. A block that is a fragment names what it needs in HTML comments just
  * before it (`<!-- snippet-before: code -->`, `<!-- snippet-after: code -->`), and a block that
@@ -7,7 +7,15 @@
  * in-process broker, for the snippets that connect a client.
  */
 import { type SpawnOptions, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,9 +24,18 @@ import { Broker } from '../src/broker/broker.js';
 import { type AmqpServer, listen } from '../src/server/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+// README and every guide page, by path from the root.
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(root, 'guides'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `guides/${f}`),
+];
+const texts = new Map(pages.map((p) => [p, readFileSync(path.join(root, p), 'utf8')]));
 
 interface Block {
+  readonly page: string;
   readonly line: number;
   readonly lang: string;
   readonly code: string;
@@ -26,7 +43,7 @@ interface Block {
 }
 
 /** The fenced blocks of `text`, each with the snippet marks on the lines just before it. */
-function blocks(text: string): Block[] {
+function blocks(page: string, text: string): Block[] {
   const lines = text.split('\n');
   const found: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -41,6 +58,7 @@ function blocks(text: string): Block[] {
       marks[mark[1]!] = mark[2]!;
     }
     found.push({
+      page,
       line: start + 1,
       lang: open[1]!,
       code: lines.slice(start + 1, i).join('\n'),
@@ -69,12 +87,12 @@ function runTo(
   });
 }
 
-const all = blocks(readme);
+const all = pages.flatMap((p) => blocks(p, texts.get(p)!));
 const scratch = path.join(root, '.mqlite-tmp', 'readme');
 // By URL: the snippets run in a directory of their own (they may create ./data), without tsx.
 const tsx = pathToFileURL(path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
-describe('README code blocks', () => {
+describe('README and guides code blocks', () => {
   let broker: Broker;
   let server: AmqpServer;
   let cwd: string;
@@ -99,16 +117,17 @@ describe('README code blocks', () => {
   });
 
   for (const block of all.filter((b) => b.lang === 'json')) {
-    it(`line ${block.line}: the JSON parses`, () => {
+    it(`${block.page} line ${block.line}: the JSON parses`, () => {
       expect(() => JSON.parse(block.code)).not.toThrow();
     });
   }
 
   for (const block of all.filter((b) => b.lang === 'ts')) {
     it.skipIf(block.marks.skip !== undefined)(
-      `line ${block.line}: the TypeScript runs and exits 0${block.marks.skip ? ` (skipped: ${block.marks.skip})` : ''}`,
+      `${block.page} line ${block.line}: the TypeScript runs and exits 0${block.marks.skip ? ` (skipped: ${block.marks.skip})` : ''}`,
       async () => {
-        const file = path.join(scratch, `line-${block.line}.mts`);
+        const name = block.page.replace(/\W+/g, '-');
+        const file = path.join(scratch, `${name}-line-${block.line}.mts`);
         const { before = '', after = '' } = block.marks;
         // Imports first wherever the snippet has them, so its imports may follow the setup's.
         writeFileSync(file, `${before}\n${block.code}\n${after}\n`);
@@ -121,9 +140,67 @@ describe('README code blocks', () => {
             TSX_TSCONFIG_PATH: path.join(root, 'tsconfig.json'),
           },
         });
-        expect(run.stderr, `README line ${block.line}`).toBe('');
-        expect(run.status, `README line ${block.line} exits by itself`).toBe(0);
+        expect(run.stderr, `${block.page} line ${block.line}`).toBe('');
+        expect(run.status, `${block.page} line ${block.line} exits by itself`).toBe(0);
       },
     );
   }
+});
+
+/** GitHub's anchor of each heading of `text` (outside code blocks), a repeated one numbered. */
+function anchors(text: string): Set<string> {
+  const found = new Set<string>();
+  const seen = new Map<string, number>();
+  let code = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) code = !code;
+    const heading = code ? null : /^#{1,6} (.*)$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+      .replaceAll(' ', '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    found.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return found;
+}
+
+describe('README and guides links', () => {
+  it('every anchor into README or a guide (the contents included) names a heading', () => {
+    const headings = new Map(pages.map((p) => [p, anchors(texts.get(p)!)]));
+    const broken = pages.flatMap((p) =>
+      [...texts.get(p)!.matchAll(/\]\(((?:\.\.\/)?(?:guides\/)?[\w.-]+\.md)?#([\w-]+)\)/g)]
+        .map((m) => ({
+          target: path.normalize(path.join(path.dirname(p), m[1] ?? path.basename(p))),
+          anchor: m[2]!,
+        }))
+        .filter(({ target, anchor }) => headings.has(target) && !headings.get(target)!.has(anchor))
+        .map(({ target, anchor }) => `${p} -> ${target}#${anchor}`),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it("README's contents list every section of README", () => {
+    const readme = texts.get('README.md')!;
+    const contents = readme.split('\n## Contents\n')[1]!.split('\n## ')[0]!;
+    const listed = [...contents.matchAll(/^- \[.*\]\(#([\w-]+)\)$/gm)].map((m) => m[1]);
+    const sections = [...readme.matchAll(/^## (.*)$/gm)]
+      .map((m) => m[1]!)
+      .filter((h) => h !== 'Contents')
+      .map((h) => [...anchors(`## ${h}`)][0]);
+    expect(listed).toEqual(sections);
+  });
+
+  it('every relative link to a Markdown file names a file that exists', () => {
+    const broken = pages.flatMap((p) =>
+      [...texts.get(p)!.matchAll(/\]\(((?:\.\.?\/)*(?:guides\/)?[\w.-]+\.md)(?:#[\w-]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((target) => !existsSync(path.join(root, path.dirname(p), target)))
+        .map((target) => `${p} -> ${target}`),
+    );
+    expect(broken).toEqual([]);
+  });
 });
