@@ -118,8 +118,7 @@ export class DeadLetterSender {
         routed(undefined);
       },
     };
-    if (this.#keptBack) this.#keptBack.push(hop);
-    else scheduleDeadLetterHop(hop);
+    this.#schedule(hop);
     return stored;
   }
 
@@ -155,7 +154,7 @@ export class DeadLetterSender {
         if (this.#closed) return;
         // Switched to at-most-once meanwhile: what is not confirmed yet goes, as in RabbitMQ.
         if (!atLeastOnce(this.#queue.limits)) return done();
-        scheduleDeadLetterHop({
+        this.#schedule({
           run() {
             const result = router(copy, confirms);
             if (result) result.then(done, retry);
@@ -227,6 +226,12 @@ export class DeadLetterSender {
    */
   hold(): void {
     this.#keptBack ??= [];
+  }
+
+  /** Schedules a hop, or keeps it back while `hold` is in effect, whatever the strategy. */
+  #schedule(hop: DeadLetterHop): void {
+    if (this.#keptBack) this.#keptBack.push(hop);
+    else scheduleDeadLetterHop(hop);
   }
 
   /** Sends what `hold` kept back, in order, and what they set off. */
