@@ -220,11 +220,13 @@ export async function startServer(
       tlsPort = await bind(secure, wanted ?? 0, host);
     }
     // Every message stored in a queue counts in its `publish`, in-process publishes included.
-    const uncount = [...counts].map(([vhost, vhostCounts]) =>
+    // A queue or exchange deleted by anyone and declared again starts from 0, as on RabbitMQ.
+    const uncount = [...counts].flatMap(([vhost, vhostCounts]) => [
       brokers.get(vhost)!.onStored((queue) => {
         vhostCounts.queue(queue).publish++;
       }),
-    );
+      brokers.get(vhost)!.onDeleted((kind, name) => vhostCounts.forget(kind, name)),
+    ]);
     const server = served(servers, connections, alarm, uncount, options.users, host, port, tlsPort);
     return {
       server,

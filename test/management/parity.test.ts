@@ -177,6 +177,26 @@ describe.each(targets)('management API parity: $name', (target) => {
     });
   });
 
+  it.skipIf(skip)('counts a queue deleted over AMQP and declared again from 0', async () => {
+    if (skip) return;
+    const queue = `${prefix}-recounted`;
+    await withQueue(queue, async (connection) => {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false });
+      channel.sendToQueue(queue, Buffer.from('a'));
+      await channel.waitForConfirms();
+      await eventually(
+        async () =>
+          (await call('GET', `/api/queues/%2F/${queue}`)).json.message_stats?.publish === 1,
+      );
+      await channel.deleteQueue(queue);
+      await eventually(async () => (await call('GET', `/api/queues/%2F/${queue}`)).status === 404);
+      await channel.assertQueue(queue, { durable: false });
+      const shown = await queueWith(queue, 0);
+      expect(shown.json.message_stats?.publish ?? 0).toBe(0);
+    });
+  });
+
   it.skipIf(skip)(
     'answers declares, deletes, binds and publishes with the same codes',
     async () => {

@@ -77,7 +77,6 @@ async function remove(request: ApiRequest, context: ManagementContext): Promise<
   await attempt(async () => {
     await broker.deleteExchange(name, { ifUnused: queryFlag(request.query, 'if-unused') });
   });
-  context.state.counts.get(broker.vhost)?.forget('exchange', name);
   return { status: 204 };
 }
 

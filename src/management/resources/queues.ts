@@ -90,7 +90,6 @@ async function remove(request: ApiRequest, context: ManagementContext): Promise<
       ifUnused: queryFlag(request.query, 'if-unused'),
     });
   });
-  context.state.counts.get(broker.vhost)?.forget('queue', name);
   return { status: 204 };
 }
 
