@@ -6,6 +6,7 @@ import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { listen, Users } from '../../src/server/index.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
 import { api, basic, eventually, managedBroker } from './served.js';
 
 const managed = managedBroker();
@@ -138,6 +139,40 @@ describe('exchanges and bindings over HTTP', () => {
   it('names the default exchange amq.default in paths', async () => {
     const exchange = await call('GET', '/api/exchanges/%2F/amq.default');
     expect(exchange.json).toMatchObject({ name: '', type: 'direct' });
+  });
+});
+
+describe('depth rates', () => {
+  it("reports the change per second of a queue's and the node's depths over 5 s", async () => {
+    const clock = new ManualClock();
+    await using broker = await Broker.open({ clock });
+    await using server = await listen(broker, { clock, management: { port: 0 } });
+    const get = async (path: string) => (await api(server.managementUrl!, 'GET', path)).json;
+    await broker.queue('deepening', { durable: false });
+    await broker.publish('', 'first', { routingKey: 'deepening' });
+    const first = await get('/api/queues/%2F/deepening');
+    expect(first.messages_details).toEqual({ rate: 0 });
+    expect((await get('/api/overview')).queue_totals.messages_details).toEqual({ rate: 0 });
+    for (let i = 0; i < 10; i++) await broker.publish('', `m${i}`, { routingKey: 'deepening' });
+    clock.advance(4_000);
+    // Within the sample interval the last rate stands.
+    expect((await get('/api/queues/%2F/deepening')).messages_details).toEqual({ rate: 0 });
+    clock.advance(1_000);
+    const queue = await get('/api/queues/%2F/deepening');
+    expect(queue).toMatchObject({
+      messages: 11,
+      messages_details: { rate: 2 },
+      messages_ready_details: { rate: 2 },
+      messages_unacknowledged_details: { rate: 0 },
+    });
+    expect((await get('/api/overview')).queue_totals).toMatchObject({
+      messages: 11,
+      messages_details: { rate: 2 },
+      messages_ready_details: { rate: 2 },
+    });
+    await (await broker.queue('deepening', { passive: true })).purge();
+    clock.advance(5_000);
+    expect((await get('/api/queues/%2F/deepening')).messages_details).toEqual({ rate: -2.2 });
   });
 });
 

@@ -304,6 +304,14 @@ describe.each(targets)('management API parity: $name', (target) => {
         'listeners',
       ]),
     );
+    expect(overview.queue_totals).toEqual({
+      messages: expect.any(Number),
+      messages_details: { rate: expect.any(Number) },
+      messages_ready: expect.any(Number),
+      messages_ready_details: { rate: expect.any(Number) },
+      messages_unacknowledged: expect.any(Number),
+      messages_unacknowledged_details: { rate: expect.any(Number) },
+    });
   });
 
   it.skipIf(skip)('closes a connection by name with 320 and the X-Reason', async () => {
