@@ -6,6 +6,7 @@ import { definitionRoutes } from './resources/definitions.js';
 import { exchangeRoutes } from './resources/exchanges.js';
 import { overviewRoutes } from './resources/overview.js';
 import { queueRoutes } from './resources/queues.js';
+import { userRoutes } from './resources/users.js';
 import { Router } from './router.js';
 
 export const apiRouter = new Router([
@@ -14,6 +15,7 @@ export const apiRouter = new Router([
   ...exchangeRoutes,
   ...bindingRoutes,
   ...connectionRoutes,
+  ...userRoutes,
   ...accessRoutes,
   ...definitionRoutes,
 ]);

@@ -284,6 +284,120 @@ describe.each(targets)('management API parity: $name', (target) => {
     },
   );
 
+  it.skipIf(skip)(
+    'adds a user, grants it a vhost, refuses it once cleared and closes its connection on delete',
+    async () => {
+      if (skip) return;
+      const user = `${prefix}-user`;
+      const url = target.amqp().replace('guest:guest@', `${user}:secret@`);
+      try {
+        expect(
+          (await call('PUT', `/api/users/${user}`, { password: 'secret', tags: '' })).status,
+        ).toBe(201);
+        expect(
+          (await call('PUT', `/api/users/${user}`, { password: 'secret', tags: 'management' }))
+            .status,
+        ).toBe(204);
+        expect((await call('GET', `/api/users/${user}`)).json).toEqual({
+          name: user,
+          password_hash: expect.stringMatching(/^[A-Za-z0-9+/]{48}$/),
+          hashing_algorithm: 'rabbit_password_hashing_sha256',
+          tags: ['management'],
+          limits: {},
+        });
+        const grant = { configure: '.*', write: '.*', read: '.*' };
+        expect((await call('PUT', `/api/permissions/%2F/${user}`, grant)).status).toBe(201);
+        expect((await call('PUT', `/api/permissions/%2F/${user}`, grant)).status).toBe(204);
+        expect((await call('GET', `/api/permissions/%2F/${user}`)).json).toEqual({
+          user,
+          vhost: '/',
+          ...grant,
+        });
+        const connection = await amqplib.connect(url);
+        connection.on('error', () => {});
+        const closed = new Promise<Error>((resolve) => connection.on('close', resolve));
+        expect((await call('DELETE', `/api/permissions/%2F/${user}`)).status).toBe(204);
+        expect((await call('DELETE', `/api/permissions/%2F/${user}`)).status).toBe(404);
+        const channel = await connection.createChannel();
+        channel.on('error', () => {});
+        await expect(channel.assertQueue(`${prefix}-refused`, { durable: false })).rejects.toThrow(
+          `403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - access to queue '${prefix}-refused' in vhost '/' refused for user '${user}'"`,
+        );
+        expect((await call('DELETE', `/api/users/${user}`)).status).toBe(204);
+        expect((await closed).message).toContain(
+          `320 (CONNECTION-FORCED) with message "CONNECTION_FORCED - user '${user}' is deleted"`,
+        );
+        expect((await call('GET', `/api/users/${user}`)).status).toBe(404);
+        expect((await call('DELETE', `/api/users/${user}`)).status).toBe(404);
+      } finally {
+        await call('DELETE', `/api/users/${user}`);
+      }
+    },
+  );
+
+  it.skipIf(skip)("refuses malformed users and permissions in RabbitMQ's words", async () => {
+    if (skip) return;
+    const user = `${prefix}-checked`;
+    const reason = async (method: string, path: string, body: unknown) => {
+      const answer = await call(method, path, body);
+      return [answer.status, answer.json?.reason];
+    };
+    try {
+      expect(await reason('PUT', `/api/users/${user}`, { password: 'x' })).toEqual([
+        400,
+        'tags_not_present',
+      ]);
+      expect(
+        await reason('PUT', `/api/users/${user}`, {
+          password: 'x',
+          password_hash: 'abcd',
+          tags: '',
+        }),
+      ).toEqual([400, 'both_password_and_password_hash_are_provided']);
+      expect(await reason('PUT', `/api/users/${user}`, { password_hash: 'abc', tags: '' })).toEqual(
+        [400, ['not_base64', 'abc']],
+      );
+      expect(await reason('PUT', `/api/users/${user}`, 'not json')).toEqual([400, 'not_json']);
+      expect(
+        await reason('PUT', `/api/permissions/%2F/${user}`, {
+          configure: '.*',
+          write: '.*',
+          read: '.*',
+        }),
+      ).toEqual([400, 'vhost_or_user_not_found']);
+      const hash = Buffer.alloc(68, 7).toString('base64');
+      expect(
+        (
+          await call('PUT', `/api/users/${user}`, {
+            password_hash: hash,
+            hashing_algorithm: 'rabbit_password_hashing_sha512',
+            tags: ['monitoring', 'policymaker'],
+          })
+        ).status,
+      ).toBe(201);
+      expect((await call('GET', `/api/users/${user}`)).json).toMatchObject({
+        password_hash: hash,
+        hashing_algorithm: 'rabbit_password_hashing_sha512',
+        tags: ['monitoring', 'policymaker'],
+      });
+      expect(
+        await reason('PUT', `/api/permissions/%2F/${user}`, { write: '.*', read: '.*' }),
+      ).toEqual([400, '[{key_missing,configure}]']);
+      expect(await reason('POST', '/api/users/bulk-delete', {})).toEqual([
+        400,
+        '[{key_missing,users}]',
+      ]);
+      expect((await call('GET', '/api/users/bulk-delete')).status).toBe(405);
+      expect(
+        await reason('POST', '/api/users/bulk-delete', { users: [user, `${user}-missing`] }),
+      ).toEqual([400, ['no_such_user', `${user}-missing`]]);
+      expect((await call('GET', `/api/users/${user}`)).status).toBe(404);
+      expect((await call('POST', '/api/users/bulk-delete', { users: [] })).status).toBe(204);
+    } finally {
+      await call('DELETE', `/api/users/${user}`);
+    }
+  });
+
   it.skipIf(skip)('answers whoami, health checks and the aliveness test alike', async () => {
     if (skip) return;
     expect((await call('GET', '/api/whoami')).json).toEqual({
