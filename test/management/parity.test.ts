@@ -488,6 +488,52 @@ describe.each(targets)('management API parity: $name', (target) => {
       }
     },
   );
+
+  it.skipIf(skip)('serves /metrics/detailed with the families and vhosts asked for', async () => {
+    if (skip) return;
+    const queue = `${prefix}-detailed`;
+    await withQueue(queue, async (connection) => {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false });
+      await channel.bindQueue(queue, 'amq.topic', `${prefix}.#`);
+      channel.sendToQueue(queue, Buffer.from('a'));
+      channel.sendToQueue(queue, Buffer.from('b'));
+      await channel.waitForConfirms();
+      const scrape = async (query: string) =>
+        (await fetch(`${target.metrics()}/metrics/detailed${query}`)).text();
+      const sample = `rabbitmq_detailed_queue_messages_ready{vhost="/",queue="${queue}"} 2`;
+      let text = '';
+      await eventually(async () => {
+        text = await scrape('?family=queue_coarse_metrics&family=exchange_bindings&vhost=%2F');
+        return text.includes(sample);
+      });
+      for (const [name, help] of [
+        ['rabbitmq_detailed_queue_messages_ready', 'Messages ready to be delivered to consumers'],
+        [
+          'rabbitmq_detailed_queue_messages',
+          'Sum of ready and unacknowledged messages - total queue depth',
+        ],
+        [
+          'rabbitmq_cluster_exchange_bindings',
+          'Number of bindings for an exchange. This value is cluster-wide.',
+        ],
+      ]) {
+        expect(text).toContain(`# TYPE ${name} gauge\n# HELP ${name} ${help}\n`);
+      }
+      expect(text).toContain(`rabbitmq_detailed_queue_messages{vhost="/",queue="${queue}"} 2`);
+      expect(text).toMatch(
+        /rabbitmq_cluster_exchange_bindings\{vhost="\/",exchange="amq.topic",type="topic"\} [1-9]/,
+      );
+      expect(text).not.toContain('rabbitmq_detailed_queue_consumers');
+      expect(await scrape('')).not.toContain('rabbitmq_detailed_');
+      expect(await scrape('?family=queue_consumer_count&vhost=no-such-vhost')).not.toContain(
+        `queue="${queue}"`,
+      );
+      expect(await scrape('?family=queue_consumer_count')).toContain(
+        `rabbitmq_detailed_queue_consumers{vhost="/",queue="${queue}"} 0`,
+      );
+    });
+  });
 });
 
 /** The help of the rabbitmq_prometheus plugin of RabbitMQ 3.10. */
