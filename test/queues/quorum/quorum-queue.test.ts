@@ -117,6 +117,26 @@ describe('a quorum queue declared through the broker', () => {
     expect(await drain(jobs)).toEqual(['b']);
   });
 
+  it('refuses publishes past its limit until it is back to 80% of it, requeues and purges included', async () => {
+    await using broker = await Broker.open();
+    const jobs = await broker.queue('jobs', {
+      arguments: { ...QUORUM, 'x-max-length': 5, 'x-overflow': 'reject-publish' },
+    });
+    for (const body of ['a', 'b', 'c', 'd', 'e']) await jobs.publish(body);
+    const a = await jobs.get({ noAck: false });
+    await jobs.publish('f');
+    // a comes back: six ready, past the limit.
+    await a?.nack(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(jobs.publish('g')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    // Five ready: within the limit, above its 80%.
+    expect((await jobs.get())?.bodyString()).toBe('a');
+    await expect(jobs.publish('h')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect(await jobs.purge()).toBe(5);
+    await jobs.publish('i');
+    expect(await drain(jobs)).toEqual(['i']);
+  });
+
   it('acts on x-overflow reject-publish-dlx as drop-head, as RabbitMQ does', async () => {
     await using broker = await Broker.open();
     const jobs = await broker.queue('jobs', {
