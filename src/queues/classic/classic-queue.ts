@@ -139,6 +139,8 @@ export class ClassicQueue implements AsyncDisposable {
     if (!this.#classicLimits) {
       const gate = new PublishGate();
       this.#gate = gate;
+      // A queue that reopens past a limit refuses publishes, as it did.
+      gate.added(init.arguments, init.store, { count: 0, bytes: 0 });
       init.store.onReadyRemoved = () => {
         if (gate.refusing !== undefined)
           gate.removed(this.#limits, this.store, this.#deadLetters.held);
@@ -729,14 +731,22 @@ export class ClassicQueue implements AsyncDisposable {
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
     const message = store.message(handle);
-    store.deletionsAfter = atLeastOnce(this.#limits)
+    const held = atLeastOnce(this.#limits);
+    const sent = held
       ? this.#deadLetters.sendConfirmed(message, reason)
       : this.#deadLetters.send(message, reason);
+    store.deletionsAfter = sent;
     try {
       if (inFlight) this.#settle(handle);
       else this.#removeReady(handle);
     } finally {
       store.deletionsAfter = undefined;
+    }
+    const gate = this.#gate;
+    if (held && sent && gate) {
+      // An unconfirmed dead letter counts against the limits until its target stored it.
+      gate.added(this.#limits, store, this.#deadLetters.held);
+      void sent.then(() => gate.removed(this.#limits, store, this.#deadLetters.held));
     }
     runDeadLetterHops();
   }

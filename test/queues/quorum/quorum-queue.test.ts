@@ -190,6 +190,22 @@ describe('a quorum queue declared through the broker', () => {
     expect(jobs.limits.deliveryLimit).toBe(2);
     expect(await drain(jobs)).toEqual(['a', 'b']);
   });
+
+  it('reopens past its reject-publish limit refusing publishes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mqlite-quorum-'));
+    dirs.push(dir);
+    const args = { ...QUORUM, 'x-max-length': 1, 'x-overflow': 'reject-publish' };
+    {
+      await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+      const jobs = await broker.queue('jobs', { arguments: args });
+      await jobs.publish('a');
+      await jobs.publish('b');
+    }
+    await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const jobs = await broker.queue('jobs', { arguments: args });
+    await expect(jobs.publish('c')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect(await drain(jobs)).toEqual(['a', 'b']);
+  });
 });
 
 describe('QuorumQueue.open', () => {
