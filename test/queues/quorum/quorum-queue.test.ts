@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { Broker } from '../../../src/broker/broker.js';
 import type { Message } from '../../../src/message/message.js';
+import { DEAD_LETTER_RETRY_MS } from '../../../src/queues/classic/dead-letter-sender.js';
 import type { Queue } from '../../../src/queues/priority-queue.js';
 import { QuorumQueue } from '../../../src/queues/quorum/quorum-queue.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
@@ -135,6 +136,34 @@ describe('a quorum queue declared through the broker', () => {
     expect(await jobs.purge()).toBe(5);
     await jobs.publish('i');
     expect(await drain(jobs)).toEqual(['i']);
+  });
+
+  it('counts unconfirmed at-least-once dead letters toward its low mark until their target stores them', async () => {
+    const clock = new ManualClock();
+    await using broker = await Broker.open({ clock });
+    const jobs = await broker.queue('jobs', {
+      arguments: {
+        ...QUORUM,
+        'x-max-length': 1,
+        'x-overflow': 'reject-publish',
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': 'dead',
+      },
+    });
+    await jobs.publish('a');
+    // No queue takes the dead letter yet: it counts as one message.
+    await (await jobs.get({ noAck: false }))?.reject(false);
+    await jobs.publish('b');
+    await expect(jobs.publish('c')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect((await jobs.get())?.bodyString()).toBe('b');
+    await expect(jobs.publish('d')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    const dead = await broker.queue('dead');
+    clock.advance(DEAD_LETTER_RETRY_MS);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(await drain(dead)).toEqual(['a']);
+    await jobs.publish('e');
+    expect(await drain(jobs)).toEqual(['e']);
   });
 
   it('acts on x-overflow reject-publish-dlx as drop-head, as RabbitMQ does', async () => {
