@@ -280,8 +280,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
    *
    * @param type `direct`, `fanout`, `topic`, `headers` or `x-consistent-hash`, or
-   *   `x-delayed-message` with the argument `x-delayed-type` naming one of them (see README
-   *   "Delayed messages"); anything else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
+   *   `x-delayed-message` with the argument `x-delayed-type` naming one of them (see
+   *   guides/broker.md, "Delayed messages"); anything else is 406 PRECONDITION_FAILED, as
+   *   RabbitMQ 4.x refuses it.
    * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
    *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
    *   differs, a non-string `alternate-exchange`, or a missing or unknown `x-delayed-type`.
