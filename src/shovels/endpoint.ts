@@ -31,13 +31,17 @@ export interface Source {
 
 /** Where a shovel publishes. */
 export interface Destination {
-  /** Resolves once the destination holds the message (confirmed), or sent when `confirm` is off. */
+  /**
+   * Resolves `true` once the destination holds the message (confirmed), or once sent when
+   * `confirm` is off; `false` when the destination refused it (a `basic.nack`: a full queue with
+   * `x-overflow: reject-publish`).
+   */
   publish(
     exchange: string,
     routingKey: string,
     body: Uint8Array,
     properties: MessageProperties,
-  ): Promise<void>;
+  ): Promise<boolean>;
   close(): Promise<void>;
 }
 

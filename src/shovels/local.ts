@@ -4,7 +4,7 @@
  * the message is stored (a confirm).
  */
 import type { LocalBroker } from '../broker/shovel-host.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, QueueFullError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { FieldTable, MessageProperties } from '../message/types.js';
 import type { Subscription } from '../queues/consumer.js';
@@ -76,7 +76,14 @@ export async function localDestination(
   if (spec.queue !== undefined) await ensureQueue(broker, spec.queue, spec.queueArgs);
   return {
     publish: (exchange, routingKey, body, properties: MessageProperties) =>
-      broker.publish(exchange, body, { ...properties, routingKey }),
+      broker.publish(exchange, body, { ...properties, routingKey }).then(
+        () => true,
+        (error: unknown) => {
+          // What a network client would see as a basic.nack.
+          if (error instanceof QueueFullError) return false;
+          throw error;
+        },
+      ),
     close: async () => {},
   };
 }

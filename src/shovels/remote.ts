@@ -106,7 +106,15 @@ export async function remoteDestination(
     return {
       async publish(exchange, routingKey, body, properties) {
         while (unblocked !== undefined) await unblocked;
-        await channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
+        const sent = channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
+        return sent.then(
+          () => true,
+          (error: unknown) => {
+            // The client rejects a nacked publish with this error (a closed channel with others).
+            if (error instanceof Error && error.message === NACKED) return false;
+            throw error;
+          },
+        );
       },
       close: () => closeQuietly(client),
     };
@@ -115,6 +123,9 @@ export async function remoteDestination(
     throw error;
   }
 }
+
+/** What the client rejects a publish with when the broker nacked it. */
+const NACKED = 'Message rejected';
 
 /**
  * The queue of that name: looked up passively, declared durable with `args` when missing (a

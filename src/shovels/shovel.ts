@@ -1,7 +1,8 @@
 /**
  * One running shovel: it opens its source and destination, publishes each delivery as it arrives
  * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says once its
- * publish is confirmed (or sent), a run of them with one `multiple` ack; it counts, and on any
+ * publish is confirmed (or sent), a run of them with one `multiple` ack (one the destination
+ * nacks goes back to the source queue); it counts, and on any
  * failure of either end closes both (what was taken and not acknowledged goes back to the source
  * queue), shows `terminated` with the reason, and tries again after `reconnect-delay` on the
  * broker's clock, cycling through the URIs of a list. With `src-delete-after` it stops after that
@@ -159,10 +160,11 @@ export class Shovel {
     if (!noAck) this.#unacked.set(delivery.tag, false);
     destination
       .publish(exchange, routingKey, delivery.body, forward(delivery.properties))
-      .then(() => {
+      .then((taken) => {
         if (attempt !== this.#attempt) return;
         if (noAck) return this.#counted(attempt, 1);
-        this.#unacked.set(delivery.tag, true);
+        if (taken) this.#unacked.set(delivery.tag, true);
+        else this.#refused(attempt, delivery.tag);
         if (this.#flushing) return;
         this.#flushing = true;
         // Confirms that arrive together resolve in the same turn: one ack settles them all.
@@ -193,6 +195,17 @@ export class Shovel {
       .ack(last, count > 1)
       .then(() => this.#counted(attempt, count))
       .catch((error) => this.#fail(attempt, error));
+  }
+
+  /**
+   * The destination refused a message (a `basic.nack`): as RabbitMQ's shovel does, it is nacked
+   * at the source with `requeue`, so it goes back to the source queue (and comes round again),
+   * and the shovel keeps running. It no longer holds back the acks of later messages.
+   */
+  #refused(attempt: number, tag: number): void {
+    this.#unacked.delete(tag);
+    this.#inFlight--;
+    this.#source!.requeue(tag).catch((error) => this.#fail(attempt, error));
   }
 
   /** Counts `count` messages moved; at the count to move, the shovel is done. */
