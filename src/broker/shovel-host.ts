@@ -21,6 +21,8 @@ export interface ShovelStatus {
   /** Always `dynamic`: set by the API, a definitions file or `mqlite serve`. */
   readonly type: 'dynamic';
   readonly state: ShovelState;
+  /** When it entered that state, in milliseconds on the broker's clock. */
+  readonly since: number;
   /** Why it terminated (it tries again after `reconnect-delay`, unless that is 0). */
   readonly reason?: string;
   /** The source URI in use (password masked), `amqp://` for this broker. */
@@ -55,6 +57,8 @@ export interface ShovelRunner {
   /** Starts a shovel, replacing a running one of that name. */
   start(name: string, definition: ShovelDefinition): Promise<void>;
   stop(name: string): Promise<void>;
+  /** Restarts a running shovel: as `start`, with its own definition. */
+  restart(name: string): Promise<void>;
   status(name: string): ShovelStatus | undefined;
   close(): Promise<void>;
 }

@@ -93,6 +93,19 @@ export class Shovels {
     await (await this.#runner)?.stop(name);
   }
 
+  /**
+   * Restarts a shovel, as the management API's `DELETE /api/shovels/vhost/{vhost}/{name}/restart`.
+   * @throws NotFoundError (404) when there is no such shovel.
+   */
+  async restart(name: string, vhost: string): Promise<void> {
+    const definition = this.#definitions.get(name);
+    if (definition === undefined)
+      throw new NotFoundError(`no ${resourceName('shovel', name, vhost)}`);
+    const runner = await this.#runnerLoaded();
+    if (runner.status(name) === undefined) await runner.start(name, definition);
+    else await runner.restart(name);
+  }
+
   /** Every shovel, in name order. */
   async list(vhost: string): Promise<ShovelStatus[]> {
     const runner = await this.#runner;
@@ -103,6 +116,7 @@ export class Shovels {
           vhost,
           type: 'dynamic',
           state: 'starting',
+          since: this.#host.clock.now(),
           source: '',
           destination: '',
           forwarded: 0,

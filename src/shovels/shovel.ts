@@ -23,12 +23,13 @@ const DEFAULT_RECONNECT_DELAY = 5;
 
 export class Shovel {
   readonly #name: string;
-  readonly #definition: ShovelDefinition;
+  readonly definition: ShovelDefinition;
   readonly #host: ShovelHost;
   readonly #onDeleted: () => void;
   /** How many messages to move before deleting itself; undefined: `never`. */
   #limit: number | undefined;
   #state: ShovelState = 'starting';
+  #since: number;
   #reason: string | undefined;
   /** Bumped by each attempt and each failure: callbacks of an older attempt do nothing. */
   #attempt = 0;
@@ -53,9 +54,10 @@ export class Shovel {
 
   constructor(name: string, definition: ShovelDefinition, host: ShovelHost, onDeleted: () => void) {
     this.#name = name;
-    this.#definition = definition;
+    this.definition = definition;
     this.#host = host;
     this.#onDeleted = onDeleted;
+    this.#since = host.clock.now();
     this.#sourceUri = pick(definition['src-uri'], 0);
     this.#destinationUri = pick(definition['dest-uri'], 0);
     const after = definition['src-delete-after'];
@@ -72,6 +74,7 @@ export class Shovel {
       vhost: this.#host.broker.vhost,
       type: 'dynamic' as const,
       state: this.#state,
+      since: this.#since,
       source: maskUri(this.#sourceUri),
       destination: maskUri(this.#destinationUri),
       forwarded: this.#forwarded,
@@ -91,7 +94,7 @@ export class Shovel {
 
   async #run(): Promise<void> {
     const attempt = ++this.#attempt;
-    const d = this.#definition;
+    const d = this.definition;
     this.#sourceUri = pick(d['src-uri'], this.#tries);
     this.#destinationUri = pick(d['dest-uri'], this.#tries);
     this.#setState('starting');
@@ -147,7 +150,7 @@ export class Shovel {
     const source = this.#source!;
     const destination = this.#destination!;
     if (attempt !== this.#attempt) return;
-    const d = this.#definition;
+    const d = this.definition;
     // Past the count to move: give it back (it stays in the queue, as with RabbitMQ).
     if (this.#limit !== undefined && this.#forwarded + this.#inFlight >= this.#limit) {
       source.requeue(delivery.tag).catch((error) => this.#fail(attempt, error));
@@ -225,7 +228,7 @@ export class Shovel {
     this.#reason = this.#masked(error);
     this.#setState('terminated');
     void this.#closeEnds();
-    const delay = this.#definition['reconnect-delay'] ?? DEFAULT_RECONNECT_DELAY;
+    const delay = this.definition['reconnect-delay'] ?? DEFAULT_RECONNECT_DELAY;
     // As in RabbitMQ, a delay of 0 means no restart.
     if (delay > 0) {
       this.#timer = this.#host.clock.setTimeout(() => {
@@ -259,6 +262,7 @@ export class Shovel {
   #setState(state: ShovelState): void {
     if (state !== 'terminated') this.#reason = undefined;
     this.#state = state;
+    this.#since = this.#host.clock.now();
     const event: ShovelEvent = { name: this.#name, vhost: this.#host.broker.vhost, state };
     publish(this.#reason === undefined ? event : { ...event, reason: this.#reason });
   }
@@ -266,7 +270,7 @@ export class Shovel {
   /** The error's message with every password of the shovel's URIs masked. */
   #masked(error: unknown): string {
     let message = error instanceof Error ? error.message : String(error);
-    for (const uri of [this.#definition['src-uri'], this.#definition['dest-uri']].flat()) {
+    for (const uri of [this.definition['src-uri'], this.definition['dest-uri']].flat()) {
       const password = passwordOf(uri);
       if (password) message = message.split(password).join('***');
       message = message.split(uri).join(maskUri(uri));
