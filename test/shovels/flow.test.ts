@@ -88,8 +88,8 @@ describe('a destination that nacks', () => {
       'refused messages coming round again',
     );
     expect(states).toEqual(['starting', 'running']);
-    expect(input.messageCount + out.messageCount).toBeGreaterThanOrEqual(3);
-    expect(await drain(out, 4)).toEqual(['already there', 'a', 'b', 'c']);
+    // Each once: a refused message may come round after one refused later was taken.
+    expect((await drain(out, 4)).sort()).toEqual(['a', 'already there', 'b', 'c']);
     expect(states).toEqual(['starting', 'running']);
     await poll(
       () => b.shovels(),
@@ -97,6 +97,7 @@ describe('a destination that nacks', () => {
       'three forwarded',
     );
     expect(input.messageCount).toBe(0);
+    expect(out.messageCount).toBe(0);
   });
 
   test('a remote destination nacks over AMQP: the shovel requeues instead of restarting', async () => {
@@ -121,7 +122,7 @@ describe('a destination that nacks', () => {
       (n) => n >= 4,
       'nacked messages coming round again',
     );
-    expect(await drain(central, 3)).toEqual(['already there', 'a', 'b']);
+    expect((await drain(central, 3)).sort()).toEqual(['a', 'already there', 'b']);
     expect(states).toEqual(['starting', 'running']);
   });
 });
