@@ -50,6 +50,10 @@ export class Shovels {
         this.#registry.removeShovel(name);
         this.#registry.sync().catch(() => {});
       },
+      position: (name) => this.#registry.shovelPosition(name),
+      savePosition: (name, offset) => {
+        if (this.#definitions.has(name)) this.#registry.saveShovelPosition(name, offset);
+      },
     };
     for (const [name, definition] of registry.loadShovels(onDamage))
       this.#definitions.set(name, definition);
@@ -75,6 +79,10 @@ export class Shovels {
       this.#runner !== undefined
     ) {
       return;
+    }
+    // A new definition starts where its consumer arguments say, not where the old one was.
+    if (stored !== undefined && stableJson(stored) !== stableJson(definition)) {
+      this.#registry.removeShovelPosition(name);
     }
     this.#definitions.set(name, definition);
     this.#registry.saveShovel(name, definition);

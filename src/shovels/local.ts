@@ -9,6 +9,7 @@ import type { Message } from '../message/message.js';
 import type { FieldTable, MessageProperties } from '../message/types.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { Destination, DestinationSpec, Source, SourceSpec } from './endpoint.js';
+import { OFFSET_HEADER } from './endpoint.js';
 
 /** Opens a consumer on a local queue (or on a queue of its own bound to a local exchange). */
 export async function localSource(broker: LocalBroker, spec: SourceSpec): Promise<Source> {
@@ -39,6 +40,10 @@ export async function localSource(broker: LocalBroker, spec: SourceSpec): Promis
               routingKey: message.routingKey,
               body: message.body,
               properties: message.storedProperties,
+              offset:
+                message.deliveryHeader === OFFSET_HEADER
+                  ? Number(message.properties.headers?.[OFFSET_HEADER])
+                  : undefined,
             });
           },
         );

@@ -7,7 +7,14 @@
  */
 import type { AMQPChannel, AMQPClient, AMQPProperties } from '@cloudamqp/amqp-client';
 import type { MessageProperties } from '../message/types.js';
-import type { Destination, DestinationSpec, OnFailure, Source, SourceSpec } from './endpoint.js';
+import {
+  type Destination,
+  type DestinationSpec,
+  OFFSET_HEADER,
+  type OnFailure,
+  type Source,
+  type SourceSpec,
+} from './endpoint.js';
 
 /** Connects to `uri` (`amqp://` or `amqps://`, credentials and vhost as RabbitMQ reads them). */
 async function connect(uri: string, name: string, onFailure: OnFailure) {
@@ -62,6 +69,7 @@ export async function remoteSource(
               routingKey: message.routingKey,
               body: message.body ?? new Uint8Array(0),
               properties: fromAmqp(message.properties),
+              offset: streamOffset(message.properties.headers?.[OFFSET_HEADER]),
             });
           },
         );
@@ -147,6 +155,13 @@ async function ensureQueue(
   } finally {
     if (!probe.closed) await probe.close().catch(ignore);
   }
+}
+
+/** A stream delivery's offset, which the client reads as a number (or a bigint past 2^53). */
+function streamOffset(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  return undefined;
 }
 
 function closeQuietly(client: AMQPClient): Promise<void> {

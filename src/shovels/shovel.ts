@@ -13,7 +13,14 @@ import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
 import type { ShovelHost, ShovelState, ShovelStatus } from '../broker/shovel-host.js';
 import type { TimerHandle } from '../clock.js';
 import { type ShovelEvent, shovelChannel } from '../diagnostics.js';
-import type { Delivery, Destination, OnFailure, Source, SourceSpec } from './endpoint.js';
+import {
+  type Delivery,
+  type Destination,
+  OFFSET_HEADER,
+  type OnFailure,
+  type Source,
+  type SourceSpec,
+} from './endpoint.js';
 import { forwarder } from './forward.js';
 import { localDestination, localSource } from './local.js';
 import { remoteDestination, remoteSource } from './remote.js';
@@ -47,6 +54,8 @@ export class Shovel {
    * each with whether its publish is settled.
    */
   #unacked = new Map<number, boolean>();
+  /** The stream offsets of those deliveries, when the source is a stream. */
+  #offsets = new Map<number, number>();
   /** An ack of the settled deliveries is queued. */
   #flushing = false;
   /** The source's count, kept once its link is closed: a local queue still counts what waits. */
@@ -99,6 +108,7 @@ export class Shovel {
     this.#destinationUri = pick(d['dest-uri'], this.#tries);
     this.#setState('starting');
     this.#unacked = new Map();
+    this.#offsets = new Map();
     const fail: OnFailure = (error) => this.#fail(attempt, error);
     try {
       const ackMode = d['ack-mode'] ?? 'on-confirm';
@@ -107,7 +117,7 @@ export class Shovel {
         queueArgs: d['src-queue-args'],
         exchange: d['src-exchange'],
         exchangeKey: d['src-exchange-key'] ?? '#',
-        consumerArgs: d['src-consumer-args'],
+        consumerArgs: this.#consumerArgs(),
         prefetch: d['src-prefetch-count'] ?? DEFAULT_PREFETCH,
         noAck: ackMode === 'no-ack',
       };
@@ -161,11 +171,15 @@ export class Shovel {
     const routingKey = d['dest-queue'] ?? d['dest-exchange-key'] ?? delivery.routingKey;
     const noAck = d['ack-mode'] === 'no-ack';
     if (!noAck) this.#unacked.set(delivery.tag, false);
+    if (delivery.offset !== undefined) this.#offsets.set(delivery.tag, delivery.offset);
     destination
       .publish(exchange, routingKey, delivery.body, forward(delivery.properties))
       .then((taken) => {
         if (attempt !== this.#attempt) return;
-        if (noAck) return this.#counted(attempt, 1);
+        if (noAck) {
+          this.#passed(delivery.tag);
+          return this.#counted(attempt, 1);
+        }
         if (taken) this.#unacked.set(delivery.tag, true);
         else this.#refused(attempt, delivery.tag);
         if (this.#flushing) return;
@@ -194,9 +208,14 @@ export class Shovel {
       count++;
     }
     if (last === undefined || source === undefined) return;
+    const acked = last;
     source
-      .ack(last, count > 1)
-      .then(() => this.#counted(attempt, count))
+      .ack(acked, count > 1)
+      .then(() => {
+        if (attempt !== this.#attempt) return;
+        this.#passed(acked);
+        this.#counted(attempt, count);
+      })
       .catch((error) => this.#fail(attempt, error));
   }
 
@@ -207,8 +226,34 @@ export class Shovel {
    */
   #refused(attempt: number, tag: number): void {
     this.#unacked.delete(tag);
+    this.#offsets.delete(tag);
     this.#inFlight--;
     this.#source!.requeue(tag).catch((error) => this.#fail(attempt, error));
+  }
+
+  /**
+   * The source is done with `tag` and every delivery before it: for a stream, the shovel stores
+   * the offset after it, where it resumes after a restart (of the shovel or of the broker).
+   */
+  #passed(tag: number): void {
+    if (this.#offsets.size === 0) return;
+    let offset: number | undefined;
+    for (const [earlier, at] of this.#offsets) {
+      if (earlier > tag) break;
+      this.#offsets.delete(earlier);
+      offset = at;
+    }
+    if (offset !== undefined) this.#host.savePosition(this.#name, offset + 1);
+  }
+
+  /**
+   * `src-consumer-args`, with the stored position in a stream as its `x-stream-offset`: a
+   * restarted shovel neither sends the stream again nor skips what it had not passed on.
+   */
+  #consumerArgs(): Readonly<Record<string, unknown>> | undefined {
+    const args = this.definition['src-consumer-args'];
+    const position = this.#host.position(this.#name);
+    return position === undefined ? args : { ...args, [OFFSET_HEADER]: position };
   }
 
   /** Counts `count` messages moved; at the count to move, the shovel is done. */
