@@ -13,8 +13,8 @@ export type ShovelAckMode = 'on-confirm' | 'on-publish' | 'no-ack';
 
 /**
  * A shovel's definition, as RabbitMQ's `shovel` parameter spells it. `src-uri` and `dest-uri`
- * are `amqp://` or `amqps://` URIs (or lists of them, tried in turn); `amqp://` with no host is
- * the broker the shovel runs in.
+ * are `amqp://` or `amqps://` URIs (or lists of them, one chosen at random at each connect);
+ * `amqp://` with no host is the broker the shovel runs in.
  */
 export interface ShovelDefinition {
   readonly 'src-protocol'?: 'amqp091';

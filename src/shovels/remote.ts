@@ -15,13 +15,16 @@ import {
   type Source,
   type SourceSpec,
 } from './endpoint.js';
+import { clientOptions } from './uri.js';
 
-/** Connects to `uri` (`amqp://` or `amqps://`, credentials and vhost as RabbitMQ reads them). */
+/**
+ * Connects to `uri` (`amqp://` or `amqps://`, credentials, vhost and query parameters as
+ * RabbitMQ reads them: see `uri.ts`).
+ */
 async function connect(uri: string, name: string, onFailure: OnFailure) {
   const { AMQPClient } = await import('@cloudamqp/amqp-client');
-  const url = new URL(uri);
-  if (!url.searchParams.has('name')) url.searchParams.set('name', `Shovel ${name}`);
-  const client: AMQPClient = new AMQPClient(url.toString());
+  const { url, tls } = clientOptions(uri, name);
+  const client: AMQPClient = new AMQPClient(url, tls);
   client.onerror = onFailure;
   client.ondisconnect = (error) => onFailure(error ?? new Error('connection closed'));
   await client.connect();

@@ -2,11 +2,11 @@
  * One running shovel: it opens its source and destination, publishes each delivery as it arrives
  * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says once its
  * publish is confirmed (or sent), a run of them with one `multiple` ack (one the destination
- * nacks goes back to the source queue); it counts, and on any
- * failure of either end closes both (what was taken and not acknowledged goes back to the source
- * queue), shows `terminated` with the reason, and tries again after `reconnect-delay` on the
- * broker's clock, cycling through the URIs of a list. With `src-delete-after` it stops after that
- * many messages and deletes itself.
+ * nacks goes back to the source queue); it counts, and on any failure of either end closes both
+ * (what was taken and not acknowledged goes back to the source queue), shows `terminated` with
+ * the reason, and tries again after `reconnect-delay` on the broker's clock, with a URI of a list
+ * chosen at random at each attempt. With `src-delete-after` it stops after that many messages and
+ * deletes itself.
  */
 
 import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
@@ -40,7 +40,6 @@ export class Shovel {
   #reason: string | undefined;
   /** Bumped by each attempt and each failure: callbacks of an older attempt do nothing. */
   #attempt = 0;
-  #tries = 0;
   #stopped = false;
   #timer: TimerHandle | undefined;
   #source: Source | undefined;
@@ -67,8 +66,9 @@ export class Shovel {
     this.#host = host;
     this.#onDeleted = onDeleted;
     this.#since = host.clock.now();
-    this.#sourceUri = pick(definition['src-uri'], 0);
-    this.#destinationUri = pick(definition['dest-uri'], 0);
+    // Until the first attempt picks: the first of a list.
+    this.#sourceUri = [definition['src-uri']].flat()[0]!;
+    this.#destinationUri = [definition['dest-uri']].flat()[0]!;
     const after = definition['src-delete-after'];
     this.#limit = typeof after === 'number' ? after : undefined;
   }
@@ -104,8 +104,8 @@ export class Shovel {
   async #run(): Promise<void> {
     const attempt = ++this.#attempt;
     const d = this.definition;
-    this.#sourceUri = pick(d['src-uri'], this.#tries);
-    this.#destinationUri = pick(d['dest-uri'], this.#tries);
+    this.#sourceUri = pick(d['src-uri']);
+    this.#destinationUri = pick(d['dest-uri']);
     this.#setState('starting');
     this.#unacked = new Map();
     this.#offsets = new Map();
@@ -267,7 +267,6 @@ export class Shovel {
   #fail(attempt: number, error: unknown): void {
     if (attempt !== this.#attempt || this.#stopped) return;
     this.#attempt++;
-    this.#tries++;
     this.#inFlight = 0;
     this.#unacked.clear();
     this.#reason = this.#masked(error);
@@ -328,8 +327,9 @@ function publish(event: ShovelEvent): void {
   if (shovelChannel.hasSubscribers) shovelChannel.publish(event);
 }
 
-function pick(uris: string | readonly string[], tries: number): string {
-  return typeof uris === 'string' ? uris : uris[tries % uris.length]!;
+/** One URI of a list: a new one chosen at random at each attempt, as RabbitMQ's shovel does. */
+function pick(uris: string | readonly string[]): string {
+  return typeof uris === 'string' ? uris : uris[Math.floor(Math.random() * uris.length)]!;
 }
 
 /**
