@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import { listen } from '../../src/server/server.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { poll } from './poll.js';
 
 const dirs: string[] = [];
-const open: Broker[] = [];
+const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
-  for (const b of open.splice(0)) await b.close().catch(() => {});
+  for (const b of open.splice(0).reverse()) await b.close().catch(() => {});
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -79,4 +80,22 @@ test('a new definition of a stream shovel starts where its consumer arguments sa
   expect(await bodies(b, 2)).toEqual(['e0', 'e1']);
   await b.setShovel('replay', { ...definition, 'dest-add-timestamp-header': true });
   expect(await bodies(b, 2)).toEqual(['e0', 'e1']);
+});
+
+test('a shovel from a stream of a served broker resumes where it was after its own broker reopens', async () => {
+  const remote = await Broker.open();
+  open.push(remote);
+  const server = await listen(remote, { port: 0 });
+  open.push(server);
+  const events = await remote.queue('events', stream);
+  for (const body of ['e0', 'e1']) await events.publish(body);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mqlite-shovel-stream-'));
+  dirs.push(dir);
+  const first = await reopen(dir);
+  await first.setShovel('replay', { ...definition, 'src-uri': server.url });
+  expect(await bodies(first, 2)).toEqual(['e0', 'e1']);
+  await first.close();
+  await events.publish('e2');
+  const second = await reopen(dir);
+  expect(await bodies(second, 1)).toEqual(['e2']);
 });
