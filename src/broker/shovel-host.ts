@@ -64,8 +64,6 @@ export interface ShovelRunner {
   /** Starts a shovel, replacing a running one of that name. */
   start(name: string, definition: ShovelDefinition): Promise<void>;
   stop(name: string): Promise<void>;
-  /** Restarts a running shovel: as `start`, with its own definition. */
-  restart(name: string): Promise<void>;
   status(name: string): ShovelStatus | undefined;
   close(): Promise<void>;
 }

@@ -109,9 +109,7 @@ export class Shovels {
     const definition = this.#definitions.get(name);
     if (definition === undefined)
       throw new NotFoundError(`no ${resourceName('shovel', name, vhost)}`);
-    const runner = await this.#runnerLoaded();
-    if (runner.status(name) === undefined) await runner.start(name, definition);
-    else await runner.restart(name);
+    await (await this.#runnerLoaded()).start(name, definition);
   }
 
   /** Every shovel, in name order. */

@@ -24,10 +24,6 @@ export function createShovelRunner(host: ShovelHost): ShovelRunner {
       shovel.start();
     },
     stop,
-    async restart(name: string) {
-      const shovel = running.get(name);
-      if (shovel) await this.start(name, shovel.definition);
-    },
     status: (name: string): ShovelStatus | undefined => running.get(name)?.status(),
     async close() {
       for (const name of [...running.keys()]) await stop(name);

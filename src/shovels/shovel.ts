@@ -30,7 +30,7 @@ const DEFAULT_RECONNECT_DELAY = 5;
 
 export class Shovel {
   readonly #name: string;
-  readonly definition: ShovelDefinition;
+  readonly #definition: ShovelDefinition;
   readonly #host: ShovelHost;
   readonly #onDeleted: () => void;
   /** How many messages to move before deleting itself; undefined: `never`. */
@@ -62,7 +62,7 @@ export class Shovel {
 
   constructor(name: string, definition: ShovelDefinition, host: ShovelHost, onDeleted: () => void) {
     this.#name = name;
-    this.definition = definition;
+    this.#definition = definition;
     this.#host = host;
     this.#onDeleted = onDeleted;
     this.#since = host.clock.now();
@@ -103,7 +103,7 @@ export class Shovel {
 
   async #run(): Promise<void> {
     const attempt = ++this.#attempt;
-    const d = this.definition;
+    const d = this.#definition;
     this.#sourceUri = pick(d['src-uri']);
     this.#destinationUri = pick(d['dest-uri']);
     this.#setState('starting');
@@ -160,7 +160,7 @@ export class Shovel {
     const source = this.#source!;
     const destination = this.#destination!;
     if (attempt !== this.#attempt) return;
-    const d = this.definition;
+    const d = this.#definition;
     // Past the count to move: give it back (it stays in the queue, as with RabbitMQ).
     if (this.#limit !== undefined && this.#forwarded + this.#inFlight >= this.#limit) {
       source.requeue(delivery.tag).catch((error) => this.#fail(attempt, error));
@@ -251,7 +251,7 @@ export class Shovel {
    * restarted shovel neither sends the stream again nor skips what it had not passed on.
    */
   #consumerArgs(): Readonly<Record<string, unknown>> | undefined {
-    const args = this.definition['src-consumer-args'];
+    const args = this.#definition['src-consumer-args'];
     const position = this.#host.position(this.#name);
     return position === undefined ? args : { ...args, [OFFSET_HEADER]: position };
   }
@@ -272,7 +272,7 @@ export class Shovel {
     this.#reason = this.#masked(error);
     this.#setState('terminated');
     void this.#closeEnds();
-    const delay = this.definition['reconnect-delay'] ?? DEFAULT_RECONNECT_DELAY;
+    const delay = this.#definition['reconnect-delay'] ?? DEFAULT_RECONNECT_DELAY;
     // As in RabbitMQ, a delay of 0 means no restart.
     if (delay > 0) {
       this.#timer = this.#host.clock.setTimeout(() => {
@@ -314,7 +314,7 @@ export class Shovel {
   /** The error's message with every password of the shovel's URIs masked. */
   #masked(error: unknown): string {
     let message = error instanceof Error ? error.message : String(error);
-    for (const uri of [this.definition['src-uri'], this.definition['dest-uri']].flat()) {
+    for (const uri of [this.#definition['src-uri'], this.#definition['dest-uri']].flat()) {
       const password = passwordOf(uri);
       if (password) message = message.split(password).join('***');
       message = message.split(uri).join(maskUri(uri));
