@@ -84,8 +84,9 @@ export async function localDestination(
       broker.publish(exchange, body, { ...properties, routingKey }).then(
         () => true,
         (error: unknown) => {
-          // What a network client would see as a basic.nack.
-          if (error instanceof QueueFullError) return false;
+          // With confirms, what a network client sees as a basic.nack; without, the message is
+          // sent and the full queue drops it, as a broker does to a publisher not confirming.
+          if (error instanceof QueueFullError) return !spec.confirm;
           throw error;
         },
       ),

@@ -100,6 +100,29 @@ describe('a destination that nacks', () => {
     expect(out.messageCount).toBe(0);
   });
 
+  test('on-publish: a message the full destination drops is gone, as without confirms on RabbitMQ', async () => {
+    const states = await watchStates('unconfirmed');
+    const b = await broker();
+    const input = await b.queue('in');
+    const out = await b.queue('out', { durable: true, arguments: full });
+    for (const body of ['a', 'b']) await input.publish(body);
+    await b.setShovel('unconfirmed', {
+      'src-uri': 'amqp://',
+      'src-queue': 'in',
+      'dest-uri': 'amqp://',
+      'dest-queue': 'out',
+      'ack-mode': 'on-publish',
+    });
+    await poll(
+      () => b.shovels(),
+      (s) => s[0]?.forwarded === 2,
+      'both acknowledged once published',
+    );
+    expect(input.messageCount).toBe(0);
+    expect(await drain(out, 1)).toEqual(['a']);
+    expect(states).toEqual(['starting', 'running']);
+  });
+
   test('a remote destination nacks over AMQP: the shovel requeues instead of restarting', async () => {
     const states = await watchStates('up');
     const refused = await watchRefusals('central');
