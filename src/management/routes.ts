@@ -6,6 +6,7 @@ import { definitionRoutes } from './resources/definitions.js';
 import { exchangeRoutes } from './resources/exchanges.js';
 import { overviewRoutes } from './resources/overview.js';
 import { queueRoutes } from './resources/queues.js';
+import { shovelRoutes } from './resources/shovels.js';
 import { Router } from './router.js';
 
 export const apiRouter = new Router([
@@ -16,4 +17,5 @@ export const apiRouter = new Router([
   ...connectionRoutes,
   ...accessRoutes,
   ...definitionRoutes,
+  ...shovelRoutes,
 ]);
