@@ -56,7 +56,7 @@ import { BROKER_NAMESPACE, BrokerRegistry } from './registry.js';
 import { restoreQueues } from './restore.js';
 import { BrokerSession, type SessionHost } from './session.js';
 import type { ShovelDefinition } from './shovel-definition.js';
-import type { ShovelStatus } from './shovel-host.js';
+import type { ShovelParameter, ShovelStatus } from './shovel-host.js';
 import { Shovels } from './shovel-parameters.js';
 import { applyTopology, type TopologyHost } from './topology.js';
 
@@ -285,8 +285,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    * exchanges (the default, as `@cloudamqp/amqp-client` declares them) and their bindings persist.
    *
    * @param type `direct`, `fanout`, `topic`, `headers` or `x-consistent-hash`, or
-   *   `x-delayed-message` with the argument `x-delayed-type` naming one of them (see README
-   *   "Delayed messages"); anything else is 406 PRECONDITION_FAILED, as RabbitMQ 4.x refuses it.
+   *   `x-delayed-message` with the argument `x-delayed-type` naming one of them (see
+   *   guides/broker.md, "Delayed messages"); anything else is 406 PRECONDITION_FAILED, as
+   *   RabbitMQ 4.x refuses it.
    * @throws NotFoundError (404) for a passive declare of a missing exchange; AccessRefusedError
    *   (403) for `""` and for new `amq.` names; PreconditionFailedError (406) for a redeclare that
    *   differs, a non-string `alternate-exchange`, or a missing or unknown `x-delayed-type`.
@@ -578,6 +579,21 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    */
   clearShovel(name: string): Promise<void> {
     return this.#whileOpen(() => this.#shovels.clear(name, this.vhost));
+  }
+
+  /**
+   * Restarts a shovel: closes both its ends (what it had taken and not acknowledged goes back to
+   * the source) and starts it again from its definition.
+   * @throws NotFoundError (404) when there is no such shovel.
+   */
+  restartShovel(name: string): Promise<void> {
+    return this.#whileOpen(() => this.#shovels.restart(name, this.vhost));
+  }
+
+  /** @internal The shovels' definitions, in name order, as a definitions file's `parameters`. */
+  shovelParameters(): ShovelParameter[] {
+    assertOpen(this.closed, 'broker');
+    return this.#shovels.parameters(this.vhost);
   }
 
   /** Every shovel, in name order, with its state and counts. */

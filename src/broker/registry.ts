@@ -27,6 +27,7 @@ const QUEUE_PREFIX = 'queue:';
 const EXCHANGE_PREFIX = 'exchange:';
 const POLICY_PREFIX = 'policy:';
 const SHOVEL_PREFIX = 'shovel:';
+const SHOVEL_POSITION_PREFIX = 'shovel-position:';
 
 /** A queue declaration as stored. */
 interface QueueRecord {
@@ -246,9 +247,26 @@ export class BrokerRegistry {
     this.#meta.set(SHOVEL_PREFIX + name, definition as unknown as JsonValue);
   }
 
-  /** Forgets a shovel. */
+  /** Forgets a shovel, and where it was in a stream. */
   removeShovel(name: string): void {
     this.#meta.delete(SHOVEL_PREFIX + name);
+    this.removeShovelPosition(name);
+  }
+
+  /** Where a shovel from a stream resumes: an `x-stream-offset`, if it stored one. */
+  shovelPosition(name: string): number | undefined {
+    const offset = this.#meta.get(SHOVEL_POSITION_PREFIX + name);
+    return typeof offset === 'number' ? offset : undefined;
+  }
+
+  /** Records where a shovel from a stream resumes (written in the background). */
+  saveShovelPosition(name: string, offset: number): void {
+    this.#meta.set(SHOVEL_POSITION_PREFIX + name, offset);
+  }
+
+  /** Forgets where a shovel was in a stream: it starts where its consumer arguments say. */
+  removeShovelPosition(name: string): void {
+    this.#meta.delete(SHOVEL_POSITION_PREFIX + name);
   }
 
   sync(): Promise<void> {

@@ -13,8 +13,8 @@ export type ShovelAckMode = 'on-confirm' | 'on-publish' | 'no-ack';
 
 /**
  * A shovel's definition, as RabbitMQ's `shovel` parameter spells it. `src-uri` and `dest-uri`
- * are `amqp://` or `amqps://` URIs (or lists of them, tried in turn); `amqp://` with no host is
- * the broker the shovel runs in.
+ * are `amqp://` or `amqps://` URIs (or lists of them, one chosen at random at each connect);
+ * `amqp://` with no host is the broker the shovel runs in.
  */
 export interface ShovelDefinition {
   readonly 'src-protocol'?: 'amqp091';
@@ -96,9 +96,27 @@ const uris: Check = (key, v) => {
         ? `${shown} not a valid URI: {no_scheme,${shown}}`
         : `${shown} not a valid URI: {{unexpected_uri_scheme,"${scheme}"},${shown}}`;
     }
+    const why = integerParameters(uri);
+    if (why !== undefined) return `${JSON.stringify(maskUri(uri))} not a valid URI: ${why}`;
   }
   return undefined;
 };
+
+/** The query parameters of a URI that RabbitMQ reads as integers. */
+const INTEGER_PARAMETERS = ['heartbeat', 'connection_timeout', 'channel_max', 'frame_max'];
+
+/** Why a URI's integer parameter is not one, in RabbitMQ's words; undefined when all are. */
+function integerParameters(uri: string): string | undefined {
+  const query = uri.indexOf('?');
+  if (query < 0) return undefined;
+  for (const [key, value] of new URLSearchParams(uri.slice(query + 1))) {
+    if (!INTEGER_PARAMETERS.includes(key) || /^-?\d+$/.test(value)) continue;
+    const shown = JSON.stringify(maskUri(uri));
+    const v = JSON.stringify(value);
+    return `{{invalid_amqp_params_parameter,${key},${v},[{"${key}",${v}}],{not_an_integer,${v}}},${shown}}`;
+  }
+  return undefined;
+}
 const oneOf =
   (values: readonly string[]): Check =>
   (key, v) =>

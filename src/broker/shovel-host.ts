@@ -21,6 +21,8 @@ export interface ShovelStatus {
   /** Always `dynamic`: set by the API, a definitions file or `mqlite serve`. */
   readonly type: 'dynamic';
   readonly state: ShovelState;
+  /** When it entered that state, in milliseconds on the broker's clock. */
+  readonly since: number;
   /** Why it terminated (it tries again after `reconnect-delay`, unless that is 0). */
   readonly reason?: string;
   /** The source URI in use (password masked), `amqp://` for this broker. */
@@ -48,6 +50,13 @@ export interface ShovelHost {
   readonly clock: Clock;
   /** A shovel reached its `src-delete-after`: its definition is deleted, as RabbitMQ does. */
   finished(name: string): void;
+  /**
+   * Where the shovel's stream source resumes (an `x-stream-offset`), stored with the broker's
+   * storage; undefined when it stored none (a source that is not a stream, or never acked).
+   */
+  position(name: string): number | undefined;
+  /** Stores where it resumes: the offset after the last message it acknowledged at the source. */
+  savePosition(name: string, offset: number): void;
 }
 
 /** The runner of a broker's shovels (`src/shovels/runner.ts`). */

@@ -50,6 +50,10 @@ export class Shovels {
         this.#registry.removeShovel(name);
         this.#registry.sync().catch(() => {});
       },
+      position: (name) => this.#registry.shovelPosition(name),
+      savePosition: (name, offset) => {
+        if (this.#definitions.has(name)) this.#registry.saveShovelPosition(name, offset);
+      },
     };
     for (const [name, definition] of registry.loadShovels(onDamage))
       this.#definitions.set(name, definition);
@@ -76,6 +80,10 @@ export class Shovels {
     ) {
       return;
     }
+    // A new definition starts where its consumer arguments say, not where the old one was.
+    if (stored !== undefined && stableJson(stored) !== stableJson(definition)) {
+      this.#registry.removeShovelPosition(name);
+    }
     this.#definitions.set(name, definition);
     this.#registry.saveShovel(name, definition);
     await this.#registry.sync();
@@ -93,6 +101,17 @@ export class Shovels {
     await (await this.#runner)?.stop(name);
   }
 
+  /**
+   * Restarts a shovel, as the management API's `DELETE /api/shovels/vhost/{vhost}/{name}/restart`.
+   * @throws NotFoundError (404) when there is no such shovel.
+   */
+  async restart(name: string, vhost: string): Promise<void> {
+    const definition = this.#definitions.get(name);
+    if (definition === undefined)
+      throw new NotFoundError(`no ${resourceName('shovel', name, vhost)}`);
+    await (await this.#runnerLoaded()).start(name, definition);
+  }
+
   /** Every shovel, in name order. */
   async list(vhost: string): Promise<ShovelStatus[]> {
     const runner = await this.#runner;
@@ -103,6 +122,7 @@ export class Shovels {
           vhost,
           type: 'dynamic',
           state: 'starting',
+          since: this.#host.clock.now(),
           source: '',
           destination: '',
           forwarded: 0,

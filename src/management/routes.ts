@@ -6,6 +6,7 @@ import { definitionRoutes } from './resources/definitions.js';
 import { exchangeRoutes } from './resources/exchanges.js';
 import { overviewRoutes } from './resources/overview.js';
 import { queueRoutes } from './resources/queues.js';
+import { shovelRoutes } from './resources/shovels.js';
 import { userRoutes } from './resources/users.js';
 import { Router } from './router.js';
 
@@ -18,4 +19,5 @@ export const apiRouter = new Router([
   ...userRoutes,
   ...accessRoutes,
   ...definitionRoutes,
+  ...shovelRoutes,
 ]);

@@ -46,8 +46,8 @@ export interface ListenOptions {
   heartbeat?: number;
   /**
    * The memory alarm (RabbitMQ's `vm_memory_high_watermark`, default 0.4 of the machine's
-   * memory): while the process uses more, publishing connections are blocked (see README,
-   * "Limits of the server").
+   * memory): while the process uses more, publishing connections are blocked (see
+   * guides/server.md, "Limits of the server").
    */
   memory?: MemoryAlarmOptions;
   /**

@@ -5,6 +5,9 @@
  */
 import type { MessageProperties } from '../message/types.js';
 
+/** The header a stream queue puts on each delivery: the message's offset in the stream. */
+export const OFFSET_HEADER = 'x-stream-offset';
+
 /** A message taken from the source. */
 export interface Delivery {
   /** Unique within the source's connection: what `ack`/`nack` name. */
@@ -13,6 +16,8 @@ export interface Delivery {
   readonly routingKey: string;
   readonly body: Uint8Array;
   readonly properties: MessageProperties;
+  /** Its offset in a stream (its `x-stream-offset`), when the source is a stream queue. */
+  readonly offset?: number | undefined;
 }
 
 /** Where a shovel takes messages from. */
@@ -31,13 +36,17 @@ export interface Source {
 
 /** Where a shovel publishes. */
 export interface Destination {
-  /** Resolves once the destination holds the message (confirmed), or sent when `confirm` is off. */
+  /**
+   * Resolves `true` once the destination holds the message (confirmed), or once sent when
+   * `confirm` is off; `false` when the destination refused it (a `basic.nack`: a full queue with
+   * `x-overflow: reject-publish`).
+   */
   publish(
     exchange: string,
     routingKey: string,
     body: Uint8Array,
     properties: MessageProperties,
-  ): Promise<void>;
+  ): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -4,11 +4,12 @@
  * the message is stored (a confirm).
  */
 import type { LocalBroker } from '../broker/shovel-host.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, QueueFullError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import type { FieldTable, MessageProperties } from '../message/types.js';
 import type { Subscription } from '../queues/consumer.js';
 import type { Destination, DestinationSpec, Source, SourceSpec } from './endpoint.js';
+import { OFFSET_HEADER } from './endpoint.js';
 
 /** Opens a consumer on a local queue (or on a queue of its own bound to a local exchange). */
 export async function localSource(broker: LocalBroker, spec: SourceSpec): Promise<Source> {
@@ -39,6 +40,10 @@ export async function localSource(broker: LocalBroker, spec: SourceSpec): Promis
               routingKey: message.routingKey,
               body: message.body,
               properties: message.storedProperties,
+              offset:
+                message.deliveryHeader === OFFSET_HEADER
+                  ? Number(message.properties.headers?.[OFFSET_HEADER])
+                  : undefined,
             });
           },
         );
@@ -76,7 +81,15 @@ export async function localDestination(
   if (spec.queue !== undefined) await ensureQueue(broker, spec.queue, spec.queueArgs);
   return {
     publish: (exchange, routingKey, body, properties: MessageProperties) =>
-      broker.publish(exchange, body, { ...properties, routingKey }),
+      broker.publish(exchange, body, { ...properties, routingKey }).then(
+        () => true,
+        (error: unknown) => {
+          // With confirms, what a network client sees as a basic.nack; without, the message is
+          // sent and the full queue drops it, as a broker does to a publisher not confirming.
+          if (error instanceof QueueFullError) return !spec.confirm;
+          throw error;
+        },
+      ),
     close: async () => {},
   };
 }

@@ -7,14 +7,24 @@
  */
 import type { AMQPChannel, AMQPClient, AMQPProperties } from '@cloudamqp/amqp-client';
 import type { MessageProperties } from '../message/types.js';
-import type { Destination, DestinationSpec, OnFailure, Source, SourceSpec } from './endpoint.js';
+import {
+  type Destination,
+  type DestinationSpec,
+  OFFSET_HEADER,
+  type OnFailure,
+  type Source,
+  type SourceSpec,
+} from './endpoint.js';
+import { clientOptions } from './uri.js';
 
-/** Connects to `uri` (`amqp://` or `amqps://`, credentials and vhost as RabbitMQ reads them). */
+/**
+ * Connects to `uri` (`amqp://` or `amqps://`, credentials, vhost and query parameters as
+ * RabbitMQ reads them: see `uri.ts`).
+ */
 async function connect(uri: string, name: string, onFailure: OnFailure) {
   const { AMQPClient } = await import('@cloudamqp/amqp-client');
-  const url = new URL(uri);
-  if (!url.searchParams.has('name')) url.searchParams.set('name', `Shovel ${name}`);
-  const client: AMQPClient = new AMQPClient(url.toString());
+  const { url, tls } = clientOptions(uri, name);
+  const client: AMQPClient = new AMQPClient(url, tls);
   client.onerror = onFailure;
   client.ondisconnect = (error) => onFailure(error ?? new Error('connection closed'));
   await client.connect();
@@ -62,6 +72,7 @@ export async function remoteSource(
               routingKey: message.routingKey,
               body: message.body ?? new Uint8Array(0),
               properties: fromAmqp(message.properties),
+              offset: streamOffset(message.properties.headers?.[OFFSET_HEADER]),
             });
           },
         );
@@ -106,7 +117,15 @@ export async function remoteDestination(
     return {
       async publish(exchange, routingKey, body, properties) {
         while (unblocked !== undefined) await unblocked;
-        await channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
+        const sent = channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
+        return sent.then(
+          () => true,
+          (error: unknown) => {
+            // The client rejects a nacked publish with this error (a closed channel with others).
+            if (error instanceof Error && error.message === NACKED) return false;
+            throw error;
+          },
+        );
       },
       close: () => closeQuietly(client),
     };
@@ -115,6 +134,9 @@ export async function remoteDestination(
     throw error;
   }
 }
+
+/** What the client rejects a publish with when the broker nacked it. */
+const NACKED = 'Message rejected';
 
 /**
  * The queue of that name: looked up passively, declared durable with `args` when missing (a
@@ -136,6 +158,13 @@ async function ensureQueue(
   } finally {
     if (!probe.closed) await probe.close().catch(ignore);
   }
+}
+
+/** A stream delivery's offset, which the client reads as a number (or a bigint past 2^53). */
+function streamOffset(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  return undefined;
 }
 
 function closeQuietly(client: AMQPClient): Promise<void> {

@@ -1,18 +1,26 @@
 /**
  * One running shovel: it opens its source and destination, publishes each delivery as it arrives
  * (up to `src-prefetch-count` in flight) and acknowledges it as its `ack-mode` says once its
- * publish is confirmed (or sent), a run of them with one `multiple` ack; it counts, and on any
- * failure of either end closes both (what was taken and not acknowledged goes back to the source
- * queue), shows `terminated` with the reason, and tries again after `reconnect-delay` on the
- * broker's clock, cycling through the URIs of a list. With `src-delete-after` it stops after that
- * many messages and deletes itself.
+ * publish is confirmed (or sent), a run of them with one `multiple` ack (one the destination
+ * nacks goes back to the source queue); it counts, and on any failure of either end closes both
+ * (what was taken and not acknowledged goes back to the source queue), shows `terminated` with
+ * the reason, and tries again after `reconnect-delay` on the broker's clock, with a URI of a list
+ * chosen at random at each attempt. With `src-delete-after` it stops after that many messages and
+ * deletes itself.
  */
 
 import { maskUri, type ShovelDefinition } from '../broker/shovel-definition.js';
 import type { ShovelHost, ShovelState, ShovelStatus } from '../broker/shovel-host.js';
 import type { TimerHandle } from '../clock.js';
 import { type ShovelEvent, shovelChannel } from '../diagnostics.js';
-import type { Delivery, Destination, OnFailure, Source, SourceSpec } from './endpoint.js';
+import {
+  type Delivery,
+  type Destination,
+  OFFSET_HEADER,
+  type OnFailure,
+  type Source,
+  type SourceSpec,
+} from './endpoint.js';
 import { forwarder } from './forward.js';
 import { localDestination, localSource } from './local.js';
 import { remoteDestination, remoteSource } from './remote.js';
@@ -28,10 +36,10 @@ export class Shovel {
   /** How many messages to move before deleting itself; undefined: `never`. */
   #limit: number | undefined;
   #state: ShovelState = 'starting';
+  #since: number;
   #reason: string | undefined;
   /** Bumped by each attempt and each failure: callbacks of an older attempt do nothing. */
   #attempt = 0;
-  #tries = 0;
   #stopped = false;
   #timer: TimerHandle | undefined;
   #source: Source | undefined;
@@ -45,6 +53,8 @@ export class Shovel {
    * each with whether its publish is settled.
    */
   #unacked = new Map<number, boolean>();
+  /** The stream offsets of those deliveries, when the source is a stream. */
+  #offsets = new Map<number, number>();
   /** An ack of the settled deliveries is queued. */
   #flushing = false;
   /** The source's count, kept once its link is closed: a local queue still counts what waits. */
@@ -55,8 +65,10 @@ export class Shovel {
     this.#definition = definition;
     this.#host = host;
     this.#onDeleted = onDeleted;
-    this.#sourceUri = pick(definition['src-uri'], 0);
-    this.#destinationUri = pick(definition['dest-uri'], 0);
+    this.#since = host.clock.now();
+    // Until the first attempt picks: the first of a list.
+    this.#sourceUri = [definition['src-uri']].flat()[0]!;
+    this.#destinationUri = [definition['dest-uri']].flat()[0]!;
     const after = definition['src-delete-after'];
     this.#limit = typeof after === 'number' ? after : undefined;
   }
@@ -71,6 +83,7 @@ export class Shovel {
       vhost: this.#host.broker.vhost,
       type: 'dynamic' as const,
       state: this.#state,
+      since: this.#since,
       source: maskUri(this.#sourceUri),
       destination: maskUri(this.#destinationUri),
       forwarded: this.#forwarded,
@@ -91,10 +104,11 @@ export class Shovel {
   async #run(): Promise<void> {
     const attempt = ++this.#attempt;
     const d = this.#definition;
-    this.#sourceUri = pick(d['src-uri'], this.#tries);
-    this.#destinationUri = pick(d['dest-uri'], this.#tries);
+    this.#sourceUri = pick(d['src-uri']);
+    this.#destinationUri = pick(d['dest-uri']);
     this.#setState('starting');
     this.#unacked = new Map();
+    this.#offsets = new Map();
     const fail: OnFailure = (error) => this.#fail(attempt, error);
     try {
       const ackMode = d['ack-mode'] ?? 'on-confirm';
@@ -103,7 +117,7 @@ export class Shovel {
         queueArgs: d['src-queue-args'],
         exchange: d['src-exchange'],
         exchangeKey: d['src-exchange-key'] ?? '#',
-        consumerArgs: d['src-consumer-args'],
+        consumerArgs: this.#consumerArgs(),
         prefetch: d['src-prefetch-count'] ?? DEFAULT_PREFETCH,
         noAck: ackMode === 'no-ack',
       };
@@ -157,12 +171,17 @@ export class Shovel {
     const routingKey = d['dest-queue'] ?? d['dest-exchange-key'] ?? delivery.routingKey;
     const noAck = d['ack-mode'] === 'no-ack';
     if (!noAck) this.#unacked.set(delivery.tag, false);
+    if (delivery.offset !== undefined) this.#offsets.set(delivery.tag, delivery.offset);
     destination
       .publish(exchange, routingKey, delivery.body, forward(delivery.properties))
-      .then(() => {
+      .then((taken) => {
         if (attempt !== this.#attempt) return;
-        if (noAck) return this.#counted(attempt, 1);
-        this.#unacked.set(delivery.tag, true);
+        if (noAck) {
+          this.#passed(delivery.tag);
+          return this.#counted(attempt, 1);
+        }
+        if (taken) this.#unacked.set(delivery.tag, true);
+        else this.#refused(attempt, delivery.tag);
         if (this.#flushing) return;
         this.#flushing = true;
         // Confirms that arrive together resolve in the same turn: one ack settles them all.
@@ -189,10 +208,52 @@ export class Shovel {
       count++;
     }
     if (last === undefined || source === undefined) return;
+    const acked = last;
     source
-      .ack(last, count > 1)
-      .then(() => this.#counted(attempt, count))
+      .ack(acked, count > 1)
+      .then(() => {
+        if (attempt !== this.#attempt) return;
+        this.#passed(acked);
+        this.#counted(attempt, count);
+      })
       .catch((error) => this.#fail(attempt, error));
+  }
+
+  /**
+   * The destination refused a message (a `basic.nack`): as RabbitMQ's shovel does, it is nacked
+   * at the source with `requeue`, so it goes back to the source queue (and comes round again),
+   * and the shovel keeps running. It no longer holds back the acks of later messages.
+   */
+  #refused(attempt: number, tag: number): void {
+    this.#unacked.delete(tag);
+    this.#offsets.delete(tag);
+    this.#inFlight--;
+    this.#source!.requeue(tag).catch((error) => this.#fail(attempt, error));
+  }
+
+  /**
+   * The source is done with `tag` and every delivery before it: for a stream, the shovel stores
+   * the offset after it, where it resumes after a restart (of the shovel or of the broker).
+   */
+  #passed(tag: number): void {
+    if (this.#offsets.size === 0) return;
+    let offset: number | undefined;
+    for (const [earlier, at] of this.#offsets) {
+      if (earlier > tag) break;
+      this.#offsets.delete(earlier);
+      offset = at;
+    }
+    if (offset !== undefined) this.#host.savePosition(this.#name, offset + 1);
+  }
+
+  /**
+   * `src-consumer-args`, with the stored position in a stream as its `x-stream-offset`: a
+   * restarted shovel neither sends the stream again nor skips what it had not passed on.
+   */
+  #consumerArgs(): Readonly<Record<string, unknown>> | undefined {
+    const args = this.#definition['src-consumer-args'];
+    const position = this.#host.position(this.#name);
+    return position === undefined ? args : { ...args, [OFFSET_HEADER]: position };
   }
 
   /** Counts `count` messages moved; at the count to move, the shovel is done. */
@@ -206,7 +267,6 @@ export class Shovel {
   #fail(attempt: number, error: unknown): void {
     if (attempt !== this.#attempt || this.#stopped) return;
     this.#attempt++;
-    this.#tries++;
     this.#inFlight = 0;
     this.#unacked.clear();
     this.#reason = this.#masked(error);
@@ -246,6 +306,7 @@ export class Shovel {
   #setState(state: ShovelState): void {
     if (state !== 'terminated') this.#reason = undefined;
     this.#state = state;
+    this.#since = this.#host.clock.now();
     const event: ShovelEvent = { name: this.#name, vhost: this.#host.broker.vhost, state };
     publish(this.#reason === undefined ? event : { ...event, reason: this.#reason });
   }
@@ -266,8 +327,9 @@ function publish(event: ShovelEvent): void {
   if (shovelChannel.hasSubscribers) shovelChannel.publish(event);
 }
 
-function pick(uris: string | readonly string[], tries: number): string {
-  return typeof uris === 'string' ? uris : uris[tries % uris.length]!;
+/** One URI of a list: a new one chosen at random at each attempt, as RabbitMQ's shovel does. */
+function pick(uris: string | readonly string[]): string {
+  return typeof uris === 'string' ? uris : uris[Math.floor(Math.random() * uris.length)]!;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The public surface of the package: every name each entry point (`mqlite`, `mqlite/testing`,
- * `mqlite/server`) exports, and what it is, compared with test/api/surface.txt. A change to what
- * users can import is a deliberate one: `UPDATE_API_SURFACE=1 npx vitest run test/api` writes the
- * file afresh, and the diff shows in review.
+ * `mqlite/testing/server`, `mqlite/server`) exports, and what it is, compared with
+ * test/api/surface.txt. A change to what users can import is a deliberate one:
+ * `UPDATE_API_SURFACE=1 npx vitest run test/api` writes the file afresh, and the diff shows in
+ * review.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ const report = new URL('surface.txt', import.meta.url);
 const ENTRIES = {
   mqlite: 'src/index.ts',
   'mqlite/testing': 'src/testing/index.ts',
+  'mqlite/testing/server': 'src/testing/server/index.ts',
   'mqlite/server': 'src/server/index.ts',
 };
 

@@ -90,7 +90,7 @@ describe('deduplication on the broker', () => {
   });
 
   it('strict mode accepts the deduplication arguments', async () => {
-    await using broker = await Broker.open({ strict: true });
+    await using broker = await Broker.open({ strict: true, clock: new ManualClock(0) });
     const q = await broker.queue('q', {
       arguments: { ...DEDUP, 'x-cache-size': 10, 'x-cache-ttl': 5, 'x-deduplication-header': 'id' },
     });

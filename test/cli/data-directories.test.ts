@@ -73,6 +73,13 @@ describe('mqlite inspect and verify on the vhosts of a served directory', () => 
   });
 });
 
+/** The command lines of the commands that read a data directory, on `dir`. */
+const readingCommands = (dir: string) => [
+  ['inspect', dir],
+  ['verify', dir],
+  ['peek', dir, 'q'],
+];
+
 describe('mqlite inspect, verify and peek on a directory that is not a data directory', () => {
   const notData = () => {
     const dir = tempDir();
@@ -86,11 +93,7 @@ describe('mqlite inspect, verify and peek on a directory that is not a data dire
   ] as const) {
     it(`refuse ${what} with a clear message, exit 2`, async () => {
       const dir = make();
-      for (const args of [
-        ['inspect', dir],
-        ['verify', dir],
-        ['peek', dir, 'q'],
-      ]) {
+      for (const args of readingCommands(dir)) {
         const run = await runCli(args);
         expect(run.code).toBe(2);
         expect(run.stdout).toBe('');
@@ -100,4 +103,13 @@ describe('mqlite inspect, verify and peek on a directory that is not a data dire
       }
     });
   }
+
+  it('refuse a directory that does not exist, exit 2, with no INTERNAL_ERROR', async () => {
+    const dir = path.join(tempDir(), 'missing');
+    for (const args of readingCommands(dir)) {
+      const run = await runCli(args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(`mqlite ${args[0]}: '${dir}': no such directory\n`);
+    }
+  });
 });

@@ -32,13 +32,17 @@ export async function waitForBroker(url: string, deadlineMs = 30_000): Promise<v
 
 /**
  * How many sequences of a seed agreed, how many differed only by a TTL's race, and how many
- * only after the documented `x-death` order decided a dead letter's fate (see death-order.ts).
+ * only after the documented `x-death` order decided a dead letter's fate (see death-order.ts),
+ * and how many only by the documented order of a quorum queue's drop-head dead letters (see
+ * drop-order.ts).
  */
 export interface SeedResult {
   readonly agreed: number;
   readonly raced: number;
   /** Where each of those parted (see death-order.ts). */
   readonly deathOrder: readonly string[];
+  /** What each differing only by a quorum queue's drop-head dead-letter order left in the DLQ. */
+  readonly dropOrder: readonly string[];
 }
 
 /**
@@ -58,6 +62,7 @@ export async function checkSeed(
   let agreed = 0;
   let raced = 0;
   const deathOrder: string[] = [];
+  const dropOrder: string[] = [];
   await fc.assert(
     fc.asyncProperty(profileSequences(profile), async (sequence) => {
       const result = await compareOn(sequence, () => amqpSide('rabbitmq', url), [
@@ -67,9 +72,10 @@ export async function checkSeed(
       if (result.same) agreed++;
       else if (result.raced) raced++;
       else if (result.deathOrder) deathOrder.push(result.deathOrder);
+      else if (result.dropOrder) dropOrder.push(result.dropOrder);
       else throw new Error(`mqlite differs from the broker:\n${result.report}`);
     }),
     { seed, numRuns: runs, includeErrorInReport: true, endOnFailure: !shrink },
   );
-  return { agreed, raced, deathOrder };
+  return { agreed, raced, deathOrder, dropOrder };
 }

@@ -29,8 +29,8 @@ describe.skipIf(withoutReference)(
       for (let seed = 1; seed <= chunks; seed++) {
         it(`${profile}, seed ${seed}: ${runs} sequences`, async () => {
           // A mismatch fails inside, shrunk and with the traces; every other sequence agreed.
-          const { agreed, raced, deathOrder } = await checkSeed(seed, runs, profile);
-          expect(agreed + raced + deathOrder.length).toBe(runs);
+          const { agreed, raced, deathOrder, dropOrder } = await checkSeed(seed, runs, profile);
+          expect(agreed + raced + deathOrder.length + dropOrder.length).toBe(runs);
           expect(raced).toBeLessThanOrEqual(runs * MAX_RACED);
         }, 180_000);
       }

@@ -6,6 +6,7 @@ import type { AMQPMessage } from '@cloudamqp/amqp-client';
 import { countOf, replyCodeOf } from '../parity/helpers.js';
 import type { ParityQueue, ParitySession } from '../parity/types.js';
 import { DeathOrder } from './death-order.js';
+import { DropOrder } from './drop-order.js';
 import { normaliseReason } from './normalise.js';
 import type { Operation, QueueSpec } from './operations.js';
 import type { Side } from './side.js';
@@ -38,6 +39,8 @@ export class Driver {
   readonly trace: string[] = [];
   /** mqlite's sides: the deaths of the run's messages, in both `x-death` orders. */
   deathOrder: DeathOrder | undefined;
+  /** mqlite's sides: the drop-head dead letters of quorum queues, by the change that dropped them. */
+  dropOrder: DropOrder | undefined;
 
   constructor(side: Side, prefix: string, queues: number) {
     this.side = side;
@@ -76,6 +79,11 @@ export class Driver {
     const labels = new Map<string, string>(this.names.map((name, i) => [name, `q${i}`]));
     labels.set(this.dlq, 'dlq');
     this.deathOrder = new DeathOrder(targets, (queue) => labels.get(queue) ?? queue);
+    this.dropOrder = new DropOrder(
+      this.names.filter(
+        (_, i) => this.specs[i]!.quorum && targets.get(this.names[i]!) === this.dlq,
+      ),
+    );
   }
 
   async run(operation: Operation, publishNumber: number): Promise<string> {
@@ -218,17 +226,23 @@ export class Driver {
   /**
    * What each queue and the DLQ hold, drained. Where the side keeps its own counts, they must
    * add up: a queue's ready messages are what the drain returns, its unacknowledged ones the
-   * pulled deliveries still unsettled.
+   * pulled deliveries still unsettled. `as310`: the same with the DLQ in the order RabbitMQ 3.10
+   * dead-letters what one change drops from a quorum queue (see drop-order.ts), when it differs.
    */
-  async drain(deleted: ReadonlySet<number>): Promise<{ text: string; violations: string[] }> {
+  async drain(
+    deleted: ReadonlySet<number>,
+  ): Promise<{ text: string; violations: string[]; as310?: string }> {
     const parts: string[] = [];
     const violations: string[] = [];
+    let as310: string | undefined;
     const queues = [...this.handles.entries()].filter(([i]) => !deleted.has(i));
     for (const [i, q] of [...queues, [-1, this.dlqHandle] as const]) {
       const name = i < 0 ? this.dlq : this.names[i]!;
       const tally = this.side.tally?.(name);
       const bodies: string[] = [];
+      const ids: string[] = [];
       for (let m = await q.get({ noAck: true }); m; m = await q.get({ noAck: true })) {
+        ids.push(m.bodyString() ?? '');
         const reason = m.properties.headers?.['x-first-death-reason'];
         bodies.push(
           reason === undefined
@@ -243,8 +257,11 @@ export class Driver {
         );
       }
       parts.push(`${i < 0 ? 'dlq' : `q${i}`}[${bodies.join(',')}]`);
+      const order = i < 0 ? this.dropOrder?.as310(ids) : undefined;
+      if (order)
+        as310 = [...parts.slice(0, -1), `dlq[${order.map((k) => bodies[k]).join(',')}]`].join(' ');
     }
-    return { text: parts.join(' '), violations };
+    return { text: parts.join(' '), violations, ...(as310 !== undefined && { as310 }) };
   }
 
   /**
@@ -269,6 +286,7 @@ export class Driver {
 
   async cleanup(): Promise<void> {
     this.deathOrder?.close();
+    this.dropOrder?.close();
     await this.closeConsumers().catch(() => undefined);
     // A deleted queue's handle deletes nothing (0): every name is gone after this.
     for (const q of [...this.handles, this.dlqHandle]) await q?.delete().catch(() => undefined);

@@ -38,6 +38,11 @@ export interface Comparison {
    * nor `raced` is given when an invariant broke or a side hung.
    */
   readonly deathOrder: string | undefined;
+  /**
+   * Where the sides differed only by the documented order of a quorum queue's drop-head dead
+   * letters (see drop-order.ts): the DLQ as mqlite filled it. Not given with `raced`.
+   */
+  readonly dropOrder: string | undefined;
   readonly report: string;
 }
 
@@ -50,6 +55,8 @@ class Lockstep {
   readonly processErrors: string[] = [];
   /** An invariant broke or a side hung: no documented difference accounts for that. */
   broken = false;
+  /** The DLQ as mqlite filled it, when the drain differed only by the drop-head order. */
+  dropOrder: string | undefined;
   #reported = new Map<Driver, number>();
   /** When the reference's part of the last step began and ended. */
   #window = { start: 0, end: 0 };
@@ -154,6 +161,15 @@ class Lockstep {
       seen.every((s) => s === seen[0]) && drained.every((x) => x.text === drained[0]!.text);
     const kept = drained.every((x) => x.violations.length === 0);
     if (!kept) this.broken = true;
+    const [reference, ...subjects] = drained;
+    if (
+      kept &&
+      !agree &&
+      seen.every((s) => s === seen[0]) &&
+      subjects.every((x) => x.text === subjects[0]!.text && x.as310 === reference!.text)
+    ) {
+      this.dropOrder = subjects[0]!.text.slice(subjects[0]!.text.indexOf('dlq['));
+    }
     return this.#checked(agree && kept);
   }
 }
@@ -227,6 +243,7 @@ export async function compareOn(
     same,
     raced: excusable ? run.timeline.raced : undefined,
     deathOrder: excusable ? deathOrder(run.subjects) : undefined,
+    dropOrder: excusable && !run.timeline.raced ? run.dropOrder : undefined,
     report: report(sequence, sides),
   };
 }

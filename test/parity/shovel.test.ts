@@ -37,7 +37,7 @@ beforeAll(async () => {
   channel = await connection.createChannel();
 });
 afterAll(async () => {
-  for (const suffix of ['r-src', 'r-dst', 'm-dst']) {
+  for (const suffix of ['r-src', 'r-dst', 'm-dst', 'r-in', 'r-full', 'm-full']) {
     await channel.deleteQueue(`${prefix}-${suffix}`).catch(() => {});
   }
   await connection.close();
@@ -142,5 +142,69 @@ describe('shovels against RabbitMQ', () => {
     );
     expect(input.messageCount).toBe(1);
     expect(broker.exportDefinitions().parameters).toEqual([]);
+  });
+
+  test('a destination queue that refuses (reject-publish, full) leaves each message in the source until there is room, the shovel running', async () => {
+    const full = { 'x-max-length': 1, 'x-overflow': 'reject-publish' };
+    const rIn = `${prefix}-r-in`;
+    const rFull = `${prefix}-r-full`;
+    const mFull = `${prefix}-m-full`;
+    await channel.assertQueue(rIn, { durable: true });
+    for (const queue of [rFull, mFull]) {
+      await channel.assertQueue(queue, { durable: true, arguments: full });
+      channel.sendToQueue(queue, Buffer.from('already there'));
+    }
+    channel.sendToQueue(rIn, Buffer.from('a'));
+    channel.sendToQueue(rIn, Buffer.from('b'));
+    await using broker = await Broker.open();
+    const input = await broker.queue('in');
+    for (const body of ['a', 'b']) await input.publish(body);
+    const rabbitName = `${prefix}-full`;
+    const value = (src: string, dest: string) => ({
+      'src-uri': 'amqp://',
+      'src-queue': src,
+      'dest-uri': src === 'in' ? amqpUrl : 'amqp://',
+      'dest-queue': dest,
+    });
+    try {
+      await http('PUT', `/parameters/shovel/%2F/${rabbitName}`, { value: value(rIn, rFull) });
+      await broker.setShovel('m', value('in', mFull));
+      const rabbitState = async () =>
+        ((await http('GET', `/shovels/vhost/%2F/${rabbitName}`)) as { state?: string }[])[0]?.state;
+      await poll(rabbitState, (state) => state === 'running', 'the RabbitMQ shovel running');
+      await poll(
+        () => broker.shovels(),
+        (s) => s[0]?.state === 'running',
+        'the mqlite shovel running',
+      );
+      /** Takes the destination's messages until three came, each once. */
+      const take = async (queue: string) => {
+        const got: string[] = [];
+        await poll(
+          async () => {
+            for (const m of await drain(queue)) got.push(m.content.toString());
+            return got.length;
+          },
+          (n) => n >= 3,
+          `three messages from ${queue}`,
+        );
+        return got.sort();
+      };
+      const fromRabbit = await take(rFull);
+      const fromMqlite = await take(mFull);
+      expect(fromRabbit).toEqual(['a', 'already there', 'b']);
+      expect(fromMqlite).toEqual(fromRabbit);
+      expect(await rabbitState()).toBe('running');
+      expect((await broker.shovels())[0]?.state).toBe('running');
+      await poll(
+        () => broker.shovels(),
+        (s) => s[0]?.forwarded === 2,
+        'two forwarded by mqlite',
+      );
+      expect(input.messageCount).toBe(0);
+      expect((await channel.checkQueue(rIn)).messageCount).toBe(0);
+    } finally {
+      await http('DELETE', `/parameters/shovel/%2F/${rabbitName}`);
+    }
   });
 });

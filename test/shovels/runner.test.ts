@@ -33,6 +33,8 @@ function holdingHost(broker: Broker) {
     },
     clock: new ManualClock(),
     finished: () => {},
+    position: () => undefined,
+    savePosition: () => {},
   };
   return { host, settle: (error?: Error) => settle!(error) };
 }

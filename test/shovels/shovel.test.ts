@@ -52,6 +52,11 @@ describe('shovel definitions', () => {
     expect(await refused({ ...local, 'src-uri': 'foo://u:secret@x', 'src-queue': 'a' })).toBe(
       'PRECONDITION_FAILED - Validation failed: "foo://u:***@x" not a valid URI: {{unexpected_uri_scheme,"foo"},"foo://u:***@x"}',
     );
+    const uri = 'amqps://u:secret@h?cacertfile=%2Fca.pem&heartbeat=abc';
+    const shown = '"amqps://u:***@h?cacertfile=%2Fca.pem&heartbeat=abc"';
+    expect(await refused({ ...local, 'src-queue': 'a', 'dest-uri': uri })).toBe(
+      `PRECONDITION_FAILED - Validation failed: ${shown} not a valid URI: {{invalid_amqp_params_parameter,heartbeat,"abc",[{"heartbeat","abc"}],{not_an_integer,"abc"}},${shown}}`,
+    );
     expect(
       await refused({ ...local, 'src-queue': 'a', 'dest-publish-properties': { bogus: 1 } }),
     ).toContain('Unrecognised terms [{<<"bogus">>,1}] in dest-publish-properties');

@@ -90,8 +90,9 @@ export interface ClassicQueueInit {
   /**
    * How length limits count: `classic` (default): `reject-publish` refuses a publish that would
    * pass a limit, and a requeued message counts against `drop-head`; `quorum`, as RabbitMQ's
-   * quorum queues: `reject-publish` refuses once the queue is already past a limit (so it takes
-   * one message more), and a requeued message drops nothing.
+   * quorum queues: `reject-publish` refuses once the queue went past a limit (so it takes one
+   * message more) until it is back to 80% of its limits (see `PublishGate`), and a requeued
+   * message drops nothing.
    */
   readonly lengthLimits?: 'classic' | 'quorum';
 }

@@ -42,7 +42,7 @@ import { ConsumerRotation } from './consumer-rotation.js';
 import type { DeathReason } from './dead-letter.js';
 import { runDeadLetterHops } from './dead-letter-hops.js';
 import { atLeastOnce, DeadLetterSender } from './dead-letter-sender.js';
-import { hasLengthLimit, overLengthLimit } from './length-limit.js';
+import { hasLengthLimit, overLengthLimit, PublishGate } from './length-limit.js';
 import { MessageTtl } from './message-ttl.js';
 import { QueueExpiry } from './queue-expiry.js';
 import type { ClassicQueueStats } from './queue-stats.js';
@@ -78,6 +78,8 @@ export class ClassicQueue implements AsyncDisposable {
   readonly #countAlways: boolean;
   /** Length limits count as a classic queue's do (see `ClassicQueueInit.lengthLimits`). */
   readonly #classicLimits: boolean;
+  /** `reject-publish` as a quorum queue applies it; undefined on a classic queue. */
+  readonly #gate: PublishGate | undefined;
   /** The limits in force: the declared arguments, or what `applyLimits` set. */
   #limits: ClassicArguments;
 
@@ -134,6 +136,16 @@ export class ClassicQueue implements AsyncDisposable {
     this.#vhost = init.vhost ?? DEFAULT_VHOST;
     this.#countAlways = init.deliveryCountHeader !== 'redeliveries';
     this.#classicLimits = init.lengthLimits !== 'quorum';
+    if (!this.#classicLimits) {
+      const gate = new PublishGate();
+      this.#gate = gate;
+      // A queue that reopens past a limit refuses publishes, as it did.
+      gate.added(init.arguments, init.store, { count: 0, bytes: 0 });
+      init.store.onReadyRemoved = () => {
+        if (gate.refusing !== undefined)
+          gate.removed(this.#limits, this.store, this.#deadLetters.held);
+      };
+    }
     this.#expires = new QueueExpiry(init.clock, () => this.#expired());
     this.#ttl = new MessageTtl(
       init.clock,
@@ -387,6 +399,8 @@ export class ClassicQueue implements AsyncDisposable {
       this.#touch();
     }
     if (before.overflow === 'drop-head' && hasLengthLimit(this.#limits)) this.#dropHeads();
+    this.#gate?.added(limits, this.store, this.#deadLetters.held);
+    this.#gate?.removed(limits, this.store, this.#deadLetters.held);
     return this.store.sync();
   }
 
@@ -426,16 +440,12 @@ export class ClassicQueue implements AsyncDisposable {
   #enqueue(message: StoredMessage, borrowed = false, enqueued?: () => void): Promise<void> {
     const store = this.store;
     const args = this.#limits;
+    // Dead letters not yet confirmed count as RabbitMQ's quorum queues count them.
+    const held = this.#deadLetters.held;
     if (args.overflow !== 'drop-head') {
-      const counted = this.#classicLimits;
-      // Dead letters not yet confirmed count as RabbitMQ's quorum queues count them.
-      const held = this.#deadLetters.held;
-      const reason = overLengthLimit(
-        args,
-        store,
-        +counted + held.count,
-        (counted ? message.body.length : 0) + held.bytes,
-      );
+      const reason = this.#gate
+        ? this.#gate.refusing
+        : overLengthLimit(args, store, 1 + held.count, message.body.length + held.bytes);
       if (reason !== undefined) {
         const dlx = args.overflow === 'reject-publish-dlx';
         if (dropChannel.hasSubscribers) this.#deadLetters.reportDrop(message, 'overflow', dlx);
@@ -461,6 +471,7 @@ export class ClassicQueue implements AsyncDisposable {
     // The length limit applies before the TTL: a message expiring at once still pushes the head
     // out of a full queue (or is dropped itself by a limit nothing fits in).
     if (args.overflow === 'drop-head' && hasLengthLimit(args)) this.#dropHeads();
+    this.#gate?.added(args, store, held);
     // Index the expiry only if nobody took it: delivered messages are re-indexed on requeue.
     if (ttl !== Number.POSITIVE_INFINITY && store.isReady(handle)) {
       if (ttl === 0) this.#expire(handle);
@@ -662,6 +673,8 @@ export class ClassicQueue implements AsyncDisposable {
       this.#dispatchDeferred = false;
       try {
         this.#dispatch();
+        // Requeued messages no consumer took may leave the queue past a limit.
+        if (!this.#closed) this.#gate?.added(this.#limits, this.store, this.#deadLetters.held);
         if (this.#dropAfterDispatch && !this.#closed) {
           this.#dropAfterDispatch = false;
           this.#dropHeads();
@@ -718,14 +731,22 @@ export class ClassicQueue implements AsyncDisposable {
   #deadLetterOut(handle: number, reason: DeathReason, inFlight: boolean): void {
     const store = this.store;
     const message = store.message(handle);
-    store.deletionsAfter = atLeastOnce(this.#limits)
+    const held = atLeastOnce(this.#limits);
+    const sent = held
       ? this.#deadLetters.sendConfirmed(message, reason)
       : this.#deadLetters.send(message, reason);
+    store.deletionsAfter = sent;
     try {
       if (inFlight) this.#settle(handle);
       else this.#removeReady(handle);
     } finally {
       store.deletionsAfter = undefined;
+    }
+    const gate = this.#gate;
+    if (held && sent && gate) {
+      // An unconfirmed dead letter counts against the limits until its target stored it.
+      gate.added(this.#limits, store, this.#deadLetters.held);
+      void sent.then(() => gate.removed(this.#limits, store, this.#deadLetters.held));
     }
     runDeadLetterHops();
   }

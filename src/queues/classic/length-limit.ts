@@ -26,3 +26,49 @@ export function overLengthLimit(
   }
   return undefined;
 }
+
+/** The share of a limit a quorum queue refusing publishes must drain to before it takes them. */
+const LOW_MARK = 0.8;
+
+/** Dead letters still counted against the queue's limits (see `DeadLetterSender.held`). */
+interface Held {
+  readonly count: number;
+  readonly bytes: number;
+}
+
+/**
+ * `reject-publish` as RabbitMQ's quorum queues apply it: the queue takes publishes until a change
+ * leaves it past a limit (so the message that passes it is taken), then refuses them until it is
+ * back to 80% of every limit it has (rounded down), whatever took it below its limits meanwhile.
+ * Messages delivered and not yet acknowledged do not count, as in every length limit.
+ */
+export class PublishGate {
+  /** Why the queue refuses publishes, while it does. */
+  #refusing: 'maxlen' | 'maxlenbytes' | undefined;
+
+  /** The limit a publish is refused by now, if it is. */
+  get refusing(): 'maxlen' | 'maxlenbytes' | undefined {
+    return this.#refusing;
+  }
+
+  /** After a change that may have added ready messages (a publish, a requeue, new limits). */
+  added(limits: ClassicArguments, store: ReadyStore, held: Held): void {
+    if (limits.overflow !== 'reject-publish') return;
+    this.#refusing = overLengthLimit(limits, store, held.count, held.bytes) ?? this.#refusing;
+  }
+
+  /** After a change that may have taken ready messages away, or raised the limits. */
+  removed(limits: ClassicArguments, store: ReadyStore, held: Held): void {
+    if (this.#refusing === undefined) return;
+    const { maxLength, maxLengthBytes } = limits;
+    const low = (limit: number | undefined, n: number) =>
+      limit === undefined || n <= Math.trunc(limit * LOW_MARK);
+    if (
+      limits.overflow !== 'reject-publish' ||
+      (low(maxLength, store.readyCount + held.count) &&
+        low(maxLengthBytes, store.readyBytes + held.bytes))
+    ) {
+      this.#refusing = undefined;
+    }
+  }
+}

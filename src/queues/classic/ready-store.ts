@@ -80,6 +80,12 @@ export interface ReadyStore {
   onDisplaced?: ((handle: number) => void) | undefined;
 
   /**
+   * Set by a quorum queue on its store: called after `shift`, `remove` or `purge` took ready
+   * messages away, so the queue can take publishes again once it drained (see `PublishGate`).
+   */
+  onReadyRemoved?: (() => void) | undefined;
+
+  /**
    * Set by the queue around the `settle` or `remove` of a message it dead-lettered: the deletion
    * of its record waits for this promise (the copy's storage in the dead-letter queue), so a
    * crash never loses both. Undefined otherwise: deletions are marked at once.

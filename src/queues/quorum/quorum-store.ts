@@ -44,6 +44,9 @@ export class QuorumStore implements ReadyStore {
   /** Never called: nothing displaces a quorum queue's messages. */
   onDisplaced?: ((handle: number) => void) | undefined;
 
+  /** See `ReadyStore.onReadyRemoved`. */
+  onReadyRemoved: (() => void) | undefined;
+
   get deletionsAfter(): Promise<unknown> | undefined {
     return this.#inner.deletionsAfter;
   }
@@ -92,6 +95,12 @@ export class QuorumStore implements ReadyStore {
   }
 
   shift(): number {
+    const handle = this.#shift();
+    if (handle !== NO_HANDLE) this.onReadyRemoved?.();
+    return handle;
+  }
+
+  #shift(): number {
     const returned = this.#firstReturned();
     if (returned !== NO_HANDLE) {
       this.#unreturn(returned);
@@ -120,17 +129,23 @@ export class QuorumStore implements ReadyStore {
     if (this.#returns.has(handle)) {
       this.#unreturn(handle);
       this.#inner.settle(handle);
-      return;
+    } else {
+      this.#inner.remove(handle);
+      this.#arrivals.delete(handle);
     }
-    this.#inner.remove(handle);
-    this.#arrivals.delete(handle);
+    this.onReadyRemoved?.();
   }
 
   purge(): number {
     const returned = [...this.#returns.keys()];
-    for (const handle of returned) this.remove(handle);
+    for (const handle of returned) {
+      this.#unreturn(handle);
+      this.#inner.settle(handle);
+    }
     this.#arrivals.clear();
-    return returned.length + this.#inner.purge();
+    const purged = returned.length + this.#inner.purge();
+    this.onReadyRemoved?.();
+    return purged;
   }
 
   rank(handle: number): number {

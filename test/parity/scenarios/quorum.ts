@@ -175,6 +175,56 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'a quorum queue with reject-publish refuses publishes once past x-max-length-bytes until it is back to 80% of it',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-low-mark', {
+        arguments: { ...QUORUM, 'x-max-length-bytes': 8, 'x-overflow': 'reject-publish' },
+      });
+      // 9 bytes: the message that passes the limit is taken, the next one refused.
+      await publishAll(q, ['a', 'bbbbbbb', 'c']);
+      await expect(q.publish('d')).rejects.toThrow();
+      // 8 bytes left ready: within the limit, still above its 80% (6 bytes).
+      const a = await q.get({ noAck: true });
+      expect(a?.bodyString()).toBe('a');
+      await expect(q.publish('e')).rejects.toThrow();
+      // 1 byte left ready (the unacknowledged message does not count): publishes go in again.
+      const b = await q.get({ noAck: false });
+      expect(b?.bodyString()).toBe('bbbbbbb');
+      await publishAll(q, ['f']);
+      await b?.ack();
+      expect(await drain(q)).toEqual(['c', 'f']);
+    },
+  },
+  {
+    name: 'a quorum queue refusing publishes past x-max-length takes them again once a get leaves 80% of it',
+    async run(_session, ctx) {
+      const q = await ctx.queue('quorum-low-count', {
+        arguments: { ...QUORUM, 'x-max-length': 5, 'x-overflow': 'reject-publish' },
+      });
+      await publishAll(q, ['a', 'b', 'c', 'd', 'e', 'f']);
+      await expect(q.publish('g')).rejects.toThrow();
+      // 5 ready, then 4: the limit is 5, its 80% is 4.
+      expect((await q.get({ noAck: true }))?.bodyString()).toBe('a');
+      await expect(q.publish('h')).rejects.toThrow();
+      expect((await q.get({ noAck: true }))?.bodyString()).toBe('b');
+      await publishAll(q, ['i']);
+      expect(await drain(q)).toEqual(['c', 'd', 'e', 'f', 'i']);
+    },
+  },
+  {
+    name: 'a quorum queue dead-letters what one publish drops past x-max-length-bytes oldest first on mqlite (RabbitMQ 4.2.1 and later); RabbitMQ 3.10 newest first',
+    async run(_session, ctx) {
+      const { q, dlq } = await withDeadLetters(ctx, { 'x-max-length-bytes': 2 });
+      await publishAll(q, ['a', 'bcd']);
+      // 4 bytes: a goes, and bcd alone is still past the limit, so it goes too.
+      expect(await drain(q)).toEqual([]);
+      const oldestFirst = ['a', 'bcd'].map((body) => [body, ctx.behaviour.maxLengthBytesReason]);
+      expect(await deadLettered(ctx, dlq, 2)).toEqual(
+        ctx.behaviour.quorumRules === '3.10' ? oldestFirst.reverse() : oldestFirst,
+      );
+    },
+  },
+  {
     name: 'a quorum queue drops heads past x-max-length after a requeue, once a consumer with room took its share',
     async run(_session, ctx) {
       const { q, dlq } = await withDeadLetters(ctx, { 'x-max-length': 1, 'x-delivery-limit': 5 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { Broker } from '../../../src/broker/broker.js';
 import type { Message } from '../../../src/message/message.js';
+import { DEAD_LETTER_RETRY_MS } from '../../../src/queues/classic/dead-letter-sender.js';
 import type { Queue } from '../../../src/queues/priority-queue.js';
 import { QuorumQueue } from '../../../src/queues/quorum/quorum-queue.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
@@ -117,6 +118,54 @@ describe('a quorum queue declared through the broker', () => {
     expect(await drain(jobs)).toEqual(['b']);
   });
 
+  it('refuses publishes past its limit until it is back to 80% of it, requeues and purges included', async () => {
+    await using broker = await Broker.open();
+    const jobs = await broker.queue('jobs', {
+      arguments: { ...QUORUM, 'x-max-length': 5, 'x-overflow': 'reject-publish' },
+    });
+    for (const body of ['a', 'b', 'c', 'd', 'e']) await jobs.publish(body);
+    const a = await jobs.get({ noAck: false });
+    await jobs.publish('f');
+    // a comes back: six ready, past the limit.
+    await a?.nack(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(jobs.publish('g')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    // Five ready: within the limit, above its 80%.
+    expect((await jobs.get())?.bodyString()).toBe('a');
+    await expect(jobs.publish('h')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect(await jobs.purge()).toBe(5);
+    await jobs.publish('i');
+    expect(await drain(jobs)).toEqual(['i']);
+  });
+
+  it('counts unconfirmed at-least-once dead letters toward its low mark until their target stores them', async () => {
+    const clock = new ManualClock();
+    await using broker = await Broker.open({ clock });
+    const jobs = await broker.queue('jobs', {
+      arguments: {
+        ...QUORUM,
+        'x-max-length': 1,
+        'x-overflow': 'reject-publish',
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': 'dead',
+      },
+    });
+    await jobs.publish('a');
+    // No queue takes the dead letter yet: it counts as one message.
+    await (await jobs.get({ noAck: false }))?.reject(false);
+    await jobs.publish('b');
+    await expect(jobs.publish('c')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    expect((await jobs.get())?.bodyString()).toBe('b');
+    await expect(jobs.publish('d')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
+    const dead = await broker.queue('dead');
+    clock.advance(DEAD_LETTER_RETRY_MS);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(await drain(dead)).toEqual(['a']);
+    await jobs.publish('e');
+    expect(await drain(jobs)).toEqual(['e']);
+  });
+
   it('acts on x-overflow reject-publish-dlx as drop-head, as RabbitMQ does', async () => {
     await using broker = await Broker.open();
     const jobs = await broker.queue('jobs', {
@@ -168,6 +217,22 @@ describe('a quorum queue declared through the broker', () => {
     const jobs = await broker.queue('jobs', { arguments: { ...QUORUM, 'x-delivery-limit': 2 } });
     expect(jobs).toBeInstanceOf(QuorumQueue);
     expect(jobs.limits.deliveryLimit).toBe(2);
+    expect(await drain(jobs)).toEqual(['a', 'b']);
+  });
+
+  it('reopens past its reject-publish limit refusing publishes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mqlite-quorum-'));
+    dirs.push(dir);
+    const args = { ...QUORUM, 'x-max-length': 1, 'x-overflow': 'reject-publish' };
+    {
+      await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+      const jobs = await broker.queue('jobs', { arguments: args });
+      await jobs.publish('a');
+      await jobs.publish('b');
+    }
+    await using broker = await Broker.open({ storage: fsStorage({ dir }) });
+    const jobs = await broker.queue('jobs', { arguments: args });
+    await expect(jobs.publish('c')).rejects.toMatchObject({ code: 'MQLITE_QUEUE_FULL' });
     expect(await drain(jobs)).toEqual(['a', 'b']);
   });
 });
