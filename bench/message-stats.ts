@@ -4,7 +4,10 @@
  * broker with the counters on (the default) beside one with them off (`messageStats: false`),
  * taking turns so both see the same load. The ratio is the hot path's cost (goal: within 3%).
  *
- * Standalone: `npx tsx bench/message-stats.ts`.
+ * Standalone: `npx tsx bench/message-stats.ts`. For paired runs, one process a side:
+ * `npx tsx bench/message-stats.ts --side on` (or `off`) publishes then consumes `MESSAGES` on
+ * one server and prints its two rates as one JSON line; run the two sides in turn, A B A B, and
+ * compare them pair by pair.
  */
 import amqplib from 'amqplib';
 import { Broker } from '../src/broker/broker.js';
@@ -104,4 +107,34 @@ export async function run(): Promise<BenchResult[]> {
   }
 }
 
-if (isMain(import.meta.url)) printResults(await run());
+/**
+ * One side alone, in a process of its own: its publish and consume rates, and the CPU time of
+ * each (client and server, both in this process) in microseconds a message, which a loaded
+ * machine disturbs less than the rates.
+ */
+async function side(messageStats: boolean): Promise<Record<string, number>> {
+  const served = await serve(messageStats);
+  const cpu = async (work: () => Promise<number>) => {
+    const start = process.cpuUsage();
+    const rate = await work();
+    const used = process.cpuUsage(start);
+    return [rate, (used.user + used.system) / MESSAGES] as const;
+  };
+  try {
+    const [publishRate, publishCpu] = await cpu(() => publish(served, 0));
+    const [consumeRate, consumeCpu] = await cpu(() => consume(served, 0));
+    return { publish: publishRate, consume: consumeRate, publishCpu, consumeCpu };
+  } finally {
+    await served.close();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const at = process.argv.indexOf('--side');
+  if (at < 0) printResults(await run());
+  else {
+    const which = process.argv[at + 1];
+    if (which !== 'on' && which !== 'off') throw new Error('--side takes on or off');
+    console.log(JSON.stringify({ side: which, ...(await side(which === 'on')) }));
+  }
+}

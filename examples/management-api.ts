@@ -1,7 +1,7 @@
 /**
  * A served broker with its management HTTP API: publish over AMQP, then read the queue's depth,
- * peek at its messages and purge it over HTTP, as a RabbitMQ test helper or an operator's
- * script does against RabbitMQ's management plugin.
+ * peek at its messages and purge it over HTTP, add a user who may only read, as a RabbitMQ test
+ * helper or an operator's script does against RabbitMQ's management plugin.
  */
 import amqplib from 'amqplib';
 import { Broker } from 'mqlite';
@@ -47,5 +47,17 @@ console.log(`purged (HTTP ${purged.status}): jobs holds ${after.messages} messag
 
 const metrics = await (await fetch(`${server.managementUrl}/metrics`)).text();
 console.log(metrics.split('\n').find((line) => line.startsWith('rabbitmq_queues ')));
+
+// A user who may read every queue and change none: the server's users change while it runs.
+await api('PUT', '/users/reporter', { password: 's3cret', tags: 'monitoring' });
+await api('PUT', '/permissions/%2F/reporter', { configure: '', write: '', read: '.*' });
+const reporter = await amqplib.connect(server.url.replace('guest:guest@', 'reporter:s3cret@'));
+const readOnly = await reporter.createChannel();
+readOnly.on('error', () => {});
+console.log(`reporter sees jobs: ${(await readOnly.checkQueue('jobs')).queue}`);
+await readOnly.assertQueue('reports').catch((error: Error) => console.log(error.message));
+const closed = new Promise<Error>((resolve) => reporter.on('close', resolve));
+await api('DELETE', '/users/reporter');
+console.log(`on delete: ${(await closed).message}`);
 
 await connection.close();

@@ -26,4 +26,6 @@ export interface BrokerContext {
   readonly vhost: string;
   /** True once the broker's `close()` was called. */
   closed(): boolean;
+  /** Tells the broker's `onDeleted` listeners that a queue or exchange is gone. */
+  deleted(kind: 'queue' | 'exchange', name: string): void;
 }

@@ -130,6 +130,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
   readonly #delayed: DelayedMessages;
   readonly #shovels: Shovels;
   readonly #sessions = new Set<BrokerSession>();
+  readonly #deleted: ((kind: 'queue' | 'exchange', name: string) => void)[] = [];
   #closing: Promise<void> | undefined;
   readonly #host: SessionHost = {
     declare: (name, options, owner) => this.#queues.declare(name, options, owner),
@@ -172,6 +173,7 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       onChange: (exchange) => {
         registry.saveExchange(exchange, exchanges.exchangeToJSON(exchange));
         this.#delayed.changed(exchange);
+        if (!exchanges.has(exchange)) this.#context.deleted('exchange', exchange);
       },
     });
     this.#context = {
@@ -186,6 +188,9 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
       strict,
       vhost,
       closed: () => this.closed,
+      deleted: (kind, name) => {
+        for (let i = 0; i < this.#deleted.length; i++) this.#deleted[i]!(kind, name);
+      },
     };
     this.#queues = new OpenQueues(this.#context, (exchange, body, options) =>
       this.#publisher.publish(exchange, body, options),
@@ -335,6 +340,18 @@ export class Broker extends ExchangeShortcuts implements AsyncDisposable {
    */
   onStored(listener: (queue: string) => void): () => void {
     return this.#publisher.onStored(listener);
+  }
+
+  /**
+   * @internal Tells `listener` the name of each queue and exchange that is gone, whoever deleted
+   * it (a client, the management API, auto-delete, expiry); returns the function that stops it.
+   */
+  onDeleted(listener: (kind: 'queue' | 'exchange', name: string) => void): () => void {
+    this.#deleted.push(listener);
+    return () => {
+      const at = this.#deleted.indexOf(listener);
+      if (at >= 0) this.#deleted.splice(at, 1);
+    };
   }
 
   /**

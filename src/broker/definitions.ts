@@ -297,6 +297,22 @@ export interface ExportedBinding {
 }
 
 /**
+ * An exchange as RabbitMQ's definitions list it (and its management API shows it, with its
+ * statistics besides): its arguments as plain JSON.
+ */
+export function exchangeDefinition(e: ExportedExchange, vhost: string): ExchangeDefinition {
+  return {
+    name: e.name,
+    vhost,
+    type: e.type,
+    durable: e.durable,
+    auto_delete: e.autoDelete,
+    internal: e.internal,
+    arguments: plainTable(e.arguments),
+  };
+}
+
+/**
  * Writes a broker's topology as RabbitMQ 3.10 exports it: every queue but the exclusive ones,
  * every exchange but `""` and the `amq.` ones, every binding (but those to exclusive queues),
  * and `policies` as given, all in `vhost`. Internal exchanges are listed too (RabbitMQ leaves them
@@ -334,15 +350,7 @@ export function writeDefinitions(
       })),
     exchanges: exchanges
       .filter((e) => e.name !== '' && !e.name.startsWith('amq.'))
-      .map((e) => ({
-        name: e.name,
-        vhost,
-        type: e.type,
-        durable: e.durable,
-        auto_delete: e.autoDelete,
-        internal: e.internal,
-        arguments: plainTable(e.arguments),
-      })),
+      .map((e) => exchangeDefinition(e, vhost)),
     bindings: bindings
       .filter((b) => b.destinationType === 'exchange' || !exclusive.has(b.destination))
       .map((b) => ({

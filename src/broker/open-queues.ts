@@ -429,6 +429,7 @@ export class OpenQueues {
     this.#entries.delete(name);
     registry.remove(name);
     this.#context.exchanges.removeDestination(name);
+    this.#context.deleted('queue', name);
     // While closing, the final sync writes it.
     if (!this.#context.closed()) {
       registry.sync().catch((error: unknown) => this.#reportError(error, 'registry'));

@@ -4,20 +4,23 @@
  */
 import { MqliteError } from '../errors.js';
 
+/** A `reason`: text, or a list as RabbitMQ answers an Erlang tuple (`["no_such_user", "bob"]`). */
+export type Reason = string | readonly unknown[];
+
 /** An answer other than success, thrown by a handler and written by the listener. */
 export class HttpError extends Error {
   readonly status: number;
   readonly error: string;
-  readonly reason: string;
+  readonly reason: Reason;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     status: number,
     error: string,
-    reason: string,
+    reason: Reason,
     headers: Readonly<Record<string, string>> = {},
   ) {
-    super(`${status} ${error}: ${reason}`);
+    super(`${status} ${error}: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`);
     this.status = status;
     this.error = error;
     this.reason = reason;
@@ -31,7 +34,7 @@ export function notFound(): HttpError {
 }
 
 /** 400 with RabbitMQ's `bad_request`. */
-export function badRequest(reason: string): HttpError {
+export function badRequest(reason: Reason): HttpError {
   return new HttpError(400, 'bad_request', reason);
 }
 

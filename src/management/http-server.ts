@@ -93,7 +93,11 @@ async function answer(
   const path = url.pathname;
   try {
     if (path === '/metrics' || path.startsWith('/metrics/')) {
-      return send(request, response, metricsAnswer(context, request.method ?? 'GET', path));
+      return send(
+        request,
+        response,
+        metricsAnswer(context, request.method ?? 'GET', path, url.searchParams),
+      );
     }
     if (metricsOnly || (path !== '/api' && !path.startsWith('/api/'))) {
       if (!metricsOnly && staticFiles && (await staticFiles(request, response))) return;

@@ -1,13 +1,23 @@
-/** `message_stats` as RabbitMQ's API shapes it: each count with its `*_details.rate`. */
+/**
+ * `message_stats` as RabbitMQ's API shapes it, each count with its `*_details.rate`, and the
+ * depths of a queue, a vhost or the node with theirs.
+ */
 import type { MessageCounts } from '../server/message-counts.js';
 import type { Rates } from './rates.js';
 
 type Stats = Record<string, number | { rate: number }>;
 
-/** The stats of a queue or of a vhost's totals: `{}` when nothing was counted. */
-export function messageStats(counts: MessageCounts | undefined, rates: Rates): Stats {
+/**
+ * The stats of a queue or of a vhost's totals: `{}` when nothing was counted. Counts made anew
+ * at each read (a sum over vhosts) are sampled under `name`.
+ */
+export function messageStats(
+  counts: MessageCounts | undefined,
+  rates: Rates,
+  name?: string,
+): Stats {
   if (counts === undefined) return {};
-  const rate = rates.of(counts);
+  const rate = name === undefined ? rates.of(counts) : rates.named(name, { ...counts });
   const stats: Stats = {};
   const put = (name: string, value: number, perSecond: number) => {
     stats[name] = value;
@@ -36,5 +46,29 @@ export function exchangeStats(counts: MessageCounts | undefined, rates: Rates): 
   return {
     publish_in: counts.publish,
     publish_in_details: { rate: rates.of(counts).publish ?? 0 },
+  };
+}
+
+/** Messages in queues: all, ready and unacknowledged. */
+export interface Depths {
+  readonly messages: number;
+  readonly ready: number;
+  readonly unacked: number;
+}
+
+/**
+ * `messages`, `messages_ready` and `messages_unacknowledged`, each with its `*_details.rate`:
+ * the change per second over the sample interval, sampled under `name`.
+ */
+export function depthStats(depths: Depths, rates: Rates, name: string) {
+  const { messages, ready, unacked } = depths;
+  const rate = rates.named(name, { messages, ready, unacked });
+  return {
+    messages,
+    messages_details: { rate: rate.messages ?? 0 },
+    messages_ready: ready,
+    messages_ready_details: { rate: rate.ready ?? 0 },
+    messages_unacknowledged: unacked,
+    messages_unacknowledged_details: { rate: rate.unacked ?? 0 },
   };
 }

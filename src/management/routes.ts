@@ -7,6 +7,7 @@ import { exchangeRoutes } from './resources/exchanges.js';
 import { overviewRoutes } from './resources/overview.js';
 import { queueRoutes } from './resources/queues.js';
 import { shovelRoutes } from './resources/shovels.js';
+import { userRoutes } from './resources/users.js';
 import { Router } from './router.js';
 
 export const apiRouter = new Router([
@@ -15,6 +16,7 @@ export const apiRouter = new Router([
   ...exchangeRoutes,
   ...bindingRoutes,
   ...connectionRoutes,
+  ...userRoutes,
   ...accessRoutes,
   ...definitionRoutes,
   ...shovelRoutes,

@@ -1,12 +1,19 @@
 /**
  * Who may connect, to which virtual hosts, and what each may do there: users with passwords
- * (plain, or hashed as RabbitMQ's definitions hold them) and their permissions (permissions.ts). Passwords are compared in constant
- * time; a user named in `loopbackUsers` logs in from the loopback interface only, as RabbitMQ's
+ * (plain, or hashed as RabbitMQ's definitions hold them) and their permissions (permissions.ts),
+ * changed while the server runs by the management API. Passwords are compared in constant time;
+ * a user named in `loopbackUsers` logs in from the loopback interface only, as RabbitMQ's
  * `loopback_users` (default `guest`) does.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import { expandTopicVariables, Permissions, type TopicPatterns } from './permissions.js';
+import { NotFoundError } from '../errors.js';
+import {
+  expandTopicVariables,
+  type PermissionPatterns,
+  Permissions,
+  type TopicPatterns,
+} from './permissions.js';
 
 /** RabbitMQ's hashing algorithms: the hash of a password is sha(salt + password), base64 of salt + hash. */
 const HASHES: Readonly<Record<string, string>> = {
@@ -14,6 +21,8 @@ const HASHES: Readonly<Record<string, string>> = {
   rabbit_password_hashing_sha512: 'sha512',
   rabbit_password_hashing_md5: 'md5',
 };
+/** The algorithm of a user given without one, and of every password hashed here. */
+const DEFAULT_HASHING = 'rabbit_password_hashing_sha256';
 const SALT_BYTES = 4;
 
 /** Checks a password against what is stored for a user. */
@@ -28,58 +37,77 @@ export interface PermissionGrant {
   readonly read: string;
 }
 
+/** A user as RabbitMQ's definitions and management API show it. */
+export interface UserRecord {
+  readonly name: string;
+  /** Base64 of a salt and the salted hash; `''`: no password, the user cannot log in with one. */
+  readonly passwordHash: string;
+  readonly hashingAlgorithm: string;
+  /** RabbitMQ's `administrator`, `monitoring`, `management`, ... */
+  readonly tags: readonly string[];
+}
+
+/** What {@link Users.putUser} sets: a password to hash, or a hash as definitions hold it. */
+export type UserCredentials =
+  | { readonly password: string }
+  | { readonly passwordHash: string; readonly hashingAlgorithm?: string };
+
 /** What the server decides at connection.open. */
 export type VhostAccess = 'granted' | 'not-found' | 'refused';
 
+interface Account extends UserRecord {
+  readonly check: PasswordCheck;
+}
+
+/** @internal A user's permissions in a vhost as they are now: a change applies to the next check. */
+export interface LivePermissions {
+  readonly current: Permissions;
+}
+
 /**
- * The users of a server and the virtual hosts each may use. Build it from plain passwords
- * ({@link Users.fromPasswords}) or from RabbitMQ definitions ({@link Users.fromDefinitions}).
+ * The users of a server, the virtual hosts each may use and what each may do there. Build it
+ * from plain passwords ({@link Users.fromPasswords}) or from RabbitMQ definitions
+ * ({@link Users.fromDefinitions}); change it while the server runs with {@link Users.putUser},
+ * {@link Users.deleteUser}, {@link Users.setPermissions} and {@link Users.clearPermissions}, as
+ * the management API does: a deleted user's connections are closed, changed permissions apply to
+ * the next operation of every connection.
  */
 export class Users {
-  readonly #checks: ReadonlyMap<string, PasswordCheck>;
-  /** Permissions per user and vhost; undefined: every user may do everything in every vhost. */
-  readonly #permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined;
+  readonly #accounts = new Map<string, Account>();
   /** The virtual hosts that exist, `/` first when it is one of them. */
   readonly vhosts: readonly string[];
-  /** Tags per user (RabbitMQ's `administrator`, `monitoring`, `management`, ...). */
-  readonly #tags: ReadonlyMap<string, readonly string[]>;
-  /** The permission entries as given, for listing. */
-  readonly #grants: readonly PermissionGrant[];
+  /** Permission entries by user and vhost (joined by NUL, which neither name holds). */
+  readonly #grants = new Map<string, PermissionGrant>();
+  /** Topic permissions by user and vhost, each by exchange. */
+  readonly #topics: ReadonlyMap<string, ReadonlyMap<string, TopicPatterns>>;
+  /** The permissions connections read, by user and vhost, kept current as grants change. */
+  readonly #live = new Map<string, { current: Permissions }>();
+  readonly #deleted: ((user: string) => void)[] = [];
 
   private constructor(
-    checks: ReadonlyMap<string, PasswordCheck>,
     vhosts: readonly string[],
-    permissions: ReadonlyMap<string, ReadonlyMap<string, Permissions>> | undefined,
-    tags: ReadonlyMap<string, readonly string[]>,
-    grants: readonly PermissionGrant[],
+    topics: ReadonlyMap<string, ReadonlyMap<string, TopicPatterns>> = new Map(),
   ) {
-    this.#checks = checks;
-    this.#permissions = permissions;
     this.vhosts = vhosts;
-    this.#tags = tags;
-    this.#grants = grants;
+    this.#topics = topics;
   }
 
   /**
    * Users with plain passwords, each allowed everything in every vhost of `vhosts` (default
-   * `['/']`).
+   * `['/']`) and tagged `administrator`.
    */
   static fromPasswords(
     passwords: Readonly<Record<string, string>>,
     vhosts: readonly string[] = ['/'],
   ): Users {
-    const checks = new Map<string, PasswordCheck>();
-    const tags = new Map<string, readonly string[]>();
+    const users = new Users([...vhosts]);
     for (const [name, password] of Object.entries(passwords)) {
-      const expected = digest(password);
-      checks.set(name, (given) => timingSafeEqual(digest(given), expected));
-      // Allowed everything, as an administrator is.
-      tags.set(name, ['administrator']);
+      users.putUser(name, { password }, ['administrator']);
+      for (const vhost of vhosts) {
+        users.setPermissions(name, vhost, { configure: '.*', write: '.*', read: '.*' });
+      }
     }
-    const grants = [...checks.keys()].flatMap((user) =>
-      vhosts.map((vhost) => ({ user, vhost, configure: '.*', write: '.*', read: '.*' })),
-    );
-    return new Users(checks, [...vhosts], undefined, tags, grants);
+    return users;
   }
 
   /**
@@ -95,84 +123,196 @@ export class Users {
    */
   static fromDefinitions(definitions: unknown, source = 'definitions'): Users {
     const defs = asObject(definitions, source);
-    const checks = new Map<string, PasswordCheck>();
-    const tags = new Map<string, readonly string[]>();
-    const grants: PermissionGrant[] = [];
-    for (const [i, entry] of list(defs.users, `${source}: users`)) {
-      const user = asObject(entry, `${source}: users[${i}]`);
-      const name = text(user.name, `${source}: users[${i}].name`);
-      checks.set(name, hashedCheck(user, `${source}: user '${name}'`));
-      tags.set(name, tagsOf(user.tags, `${source}: user '${name}'.tags`));
-    }
     const vhosts: string[] = [];
     for (const [i, entry] of list(defs.vhosts, `${source}: vhosts`)) {
       vhosts.push(
         text(asObject(entry, `${source}: vhosts[${i}]`).name, `${source}: vhosts[${i}].name`),
       );
     }
-    const topics = topicPermissions(defs.topic_permissions, vhosts, source);
-    const permissions = new Map<string, Map<string, Permissions>>();
+    vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+    const users = new Users(vhosts, topicPermissions(defs.topic_permissions, vhosts, source));
+    for (const [i, entry] of list(defs.users, `${source}: users`)) {
+      const user = asObject(entry, `${source}: users[${i}]`);
+      const name = text(user.name, `${source}: users[${i}].name`);
+      const where = `${source}: user '${name}'`;
+      const hashingAlgorithm = user.hashing_algorithm ?? DEFAULT_HASHING;
+      if (typeof hashingAlgorithm !== 'string' || !Object.hasOwn(HASHES, hashingAlgorithm)) {
+        throw new TypeError(
+          `${where}: hashing_algorithm must be one of ${Object.keys(HASHES).join(', ')}, got ${JSON.stringify(hashingAlgorithm)}`,
+        );
+      }
+      const passwordHash = user.password_hash ?? '';
+      if (typeof passwordHash !== 'string') {
+        throw new TypeError(`${where}: password_hash must be a string`);
+      }
+      if (hashedCheck(passwordHash, hashingAlgorithm) === undefined) {
+        throw new TypeError(
+          `${where}: password_hash is not base64 of a ${SALT_BYTES}-byte salt and a ${HASHES[hashingAlgorithm]} hash`,
+        );
+      }
+      users.putUser(name, { passwordHash, hashingAlgorithm }, tagsOf(user.tags, `${where}.tags`));
+    }
     for (const [i, entry] of list(defs.permissions, `${source}: permissions`)) {
       const where = `${source}: permissions[${i}]`;
       const permission = asObject(entry, where);
       const user = text(permission.user, `${where}.user`);
       const vhost = definedVhost(permission, vhosts, where);
-      const patterns = {
+      users.#grant(user, vhost, {
         configure: pattern(permission.configure, `${where}.configure`),
         write: pattern(permission.write, `${where}.write`),
         read: pattern(permission.read, `${where}.read`),
-      };
-      grants.push({ user, vhost, ...patterns });
-      let granted = permissions.get(user);
-      if (!granted) permissions.set(user, (granted = new Map()));
-      granted.set(vhost, Permissions.of(user, vhost, patterns, topics.get(`${user}\0${vhost}`)));
+      });
     }
-    vhosts.sort((a, b) => (a === '/' ? -1 : b === '/' ? 1 : a < b ? -1 : a > b ? 1 : 0));
-    return new Users(checks, vhosts, permissions, tags, grants);
+    return users;
   }
 
-  /** The user names, in the order given. */
+  /** The user names, in the order they were added. */
   get names(): string[] {
-    return [...this.#checks.keys()];
+    return [...this.#accounts.keys()];
+  }
+
+  /** The users, as definitions list them. */
+  get users(): UserRecord[] {
+    return [...this.#accounts.values()].map(({ name, passwordHash, hashingAlgorithm, tags }) => ({
+      name,
+      passwordHash,
+      hashingAlgorithm,
+      tags,
+    }));
   }
 
   /** The tags of `user` (empty for an unknown one). */
   tags(user: string): readonly string[] {
-    return this.#tags.get(user) ?? [];
+    return this.#accounts.get(user)?.tags ?? [];
   }
 
   /** The permissions granted, one entry per user and vhost, as definitions list them. */
   get grants(): readonly PermissionGrant[] {
-    return this.#grants;
+    return [...this.#grants.values()];
+  }
+
+  /**
+   * Adds a user, or replaces its password and tags: `password` is hashed with
+   * `rabbit_password_hashing_sha256`, as RabbitMQ hashes it; a `passwordHash` is kept as given
+   * with its algorithm (default sha256), and one that is not a salt and a hash of that algorithm
+   * never matches a password.
+   * @returns whether the user is new.
+   */
+  putUser(name: string, credentials: UserCredentials, tags: readonly string[] = []): boolean {
+    const [passwordHash, hashingAlgorithm] =
+      'password' in credentials
+        ? [hashPassword(credentials.password), DEFAULT_HASHING]
+        : [credentials.passwordHash, credentials.hashingAlgorithm ?? DEFAULT_HASHING];
+    const check = hashedCheck(passwordHash, hashingAlgorithm) ?? (() => false);
+    const added = !this.#accounts.has(name);
+    this.#accounts.set(name, { name, passwordHash, hashingAlgorithm, tags: [...tags], check });
+    return added;
+  }
+
+  /**
+   * Deletes a user with its permissions; the server closes its connections, as RabbitMQ does.
+   * @returns false when there was no such user.
+   */
+  deleteUser(name: string): boolean {
+    if (!this.#accounts.delete(name)) return false;
+    for (const vhost of this.vhosts) this.clearPermissions(name, vhost);
+    for (let i = 0; i < this.#deleted.length; i++) this.#deleted[i]!(name);
+    return true;
+  }
+
+  /**
+   * Grants `user` the `configure`, `write` and `read` patterns in `vhost`, replacing what it had
+   * there: its connections check their next operation against them.
+   * @returns whether the user had no permissions in the vhost before.
+   * @throws NotFoundError for a user or vhost that does not exist; SyntaxError for a pattern that
+   *   is no regular expression.
+   */
+  setPermissions(user: string, vhost: string, patterns: PermissionPatterns): boolean {
+    if (!this.#accounts.has(user)) throw new NotFoundError(`no user '${user}'`);
+    if (!this.vhosts.includes(vhost)) throw new NotFoundError(`no vhost '${vhost}'`);
+    return this.#grant(user, vhost, {
+      configure: patterns.configure,
+      write: patterns.write,
+      read: patterns.read,
+    });
+  }
+
+  /**
+   * Takes `user`'s permissions in `vhost` away: its connections there are refused their next
+   * operation, as RabbitMQ refuses them.
+   * @returns false when it had none there.
+   */
+  clearPermissions(user: string, vhost: string): boolean {
+    const key = `${user}\0${vhost}`;
+    if (!this.#grants.delete(key)) return false;
+    const live = this.#live.get(key);
+    if (live) live.current = this.#compiled(user, vhost, NOTHING);
+    return true;
+  }
+
+  /** @internal Tells `listener` the name of each user deleted; returns its removal. */
+  onDeleted(listener: (user: string) => void): () => void {
+    this.#deleted.push(listener);
+    return () => {
+      const at = this.#deleted.indexOf(listener);
+      if (at >= 0) this.#deleted.splice(at, 1);
+    };
   }
 
   /** Whether `password` is the password of `user` (constant time in the password). */
   authenticate(user: string, password: string): boolean {
-    const check = this.#checks.get(user);
-    return check?.(password) === true;
+    const account = this.#accounts.get(user);
+    return account?.check(password) === true;
   }
 
   /** Whether `user` may open `vhost`, or why not. */
   access(user: string, vhost: string): VhostAccess {
     if (!this.vhosts.includes(vhost)) return 'not-found';
-    if (this.#permissions === undefined) return 'granted';
-    return this.#permissions.get(user)?.has(vhost) ? 'granted' : 'refused';
+    return this.#grants.has(`${user}\0${vhost}`) ? 'granted' : 'refused';
   }
 
   /**
-   * @internal What `user` may do in `vhost`, once {@link access} granted it: the server's
-   * connections check each method against it.
+   * @internal What `user` may do in `vhost` now, once {@link access} granted it.
    * @throws RangeError when it did not.
    */
   permissions(user: string, vhost: string): Permissions {
-    if (this.#permissions === undefined) return Permissions.ALL;
-    const permissions = this.#permissions.get(user)?.get(vhost);
-    if (!permissions) {
-      throw new RangeError(`user '${user}' has no permissions in vhost '${vhost}'`);
-    }
-    return permissions;
+    return this.live(user, vhost).current;
+  }
+
+  /**
+   * @internal What `user` may do in `vhost`, kept current as its permissions change: the
+   * server's connections check each method against it.
+   * @throws RangeError when {@link access} did not grant it.
+   */
+  live(user: string, vhost: string): LivePermissions {
+    const key = `${user}\0${vhost}`;
+    const grant = this.#grants.get(key);
+    if (!grant) throw new RangeError(`user '${user}' has no permissions in vhost '${vhost}'`);
+    let live = this.#live.get(key);
+    if (!live) this.#live.set(key, (live = { current: this.#compiled(user, vhost, grant) }));
+    return live;
+  }
+
+  #grant(user: string, vhost: string, patterns: PermissionPatterns): boolean {
+    const key = `${user}\0${vhost}`;
+    const compiled = this.#compiled(user, vhost, patterns);
+    const added = !this.#grants.has(key);
+    this.#grants.set(key, { user, vhost, ...patterns });
+    const live = this.#live.get(key);
+    if (live) live.current = compiled;
+    return added;
+  }
+
+  /** Everything granted and no topic narrowing is {@link Permissions.ALL}: nothing to check. */
+  #compiled(user: string, vhost: string, patterns: PermissionPatterns): Permissions {
+    const topics = this.#topics.get(`${user}\0${vhost}`);
+    const all = patterns.configure === '.*' && patterns.write === '.*' && patterns.read === '.*';
+    if (all && topics === undefined) return Permissions.ALL;
+    return Permissions.of(user, vhost, patterns, topics);
   }
 }
+
+const NOTHING: PermissionPatterns = { configure: '', write: '', read: '' };
 
 /**
  * A password hashed as RabbitMQ's `rabbit_password_hashing_sha256` stores it: base64 of a
@@ -191,28 +331,17 @@ export function isLoopback(address: string | undefined): boolean {
   return address === '::1';
 }
 
-function hashedCheck(user: Record<string, unknown>, where: string): PasswordCheck {
-  const algorithm = user.hashing_algorithm ?? 'rabbit_password_hashing_sha256';
-  const hash =
-    typeof algorithm === 'string' && Object.hasOwn(HASHES, algorithm)
-      ? HASHES[algorithm]
-      : undefined;
-  if (hash === undefined) {
-    throw new TypeError(
-      `${where}: hashing_algorithm must be one of ${Object.keys(HASHES).join(', ')}, got ${JSON.stringify(algorithm)}`,
-    );
-  }
-  const stored = user.password_hash ?? '';
-  if (typeof stored !== 'string') throw new TypeError(`${where}: password_hash must be a string`);
-  // An empty hash is a user without a password: it cannot log in with one, as in RabbitMQ.
+/**
+ * The check of a stored hash: undefined when it is not base64 of a salt and a hash of its
+ * algorithm; the empty hash of a user without a password never matches, as in RabbitMQ.
+ */
+function hashedCheck(stored: string, algorithm: string): PasswordCheck | undefined {
   if (stored === '') return () => false;
+  const hash = Object.hasOwn(HASHES, algorithm) ? HASHES[algorithm]! : undefined;
+  if (hash === undefined) return undefined;
   const bytes = Buffer.from(stored, 'base64');
-  const length = createHash(hash).digest().length;
-  if (bytes.length !== SALT_BYTES + length || bytes.toString('base64') !== stored) {
-    throw new TypeError(
-      `${where}: password_hash is not base64 of a ${SALT_BYTES}-byte salt and a ${hash} hash`,
-    );
-  }
+  if (bytes.length !== SALT_BYTES + createHash(hash).digest().length) return undefined;
+  if (bytes.toString('base64') !== stored) return undefined;
   const salt = bytes.subarray(0, SALT_BYTES);
   const expected = bytes.subarray(SALT_BYTES);
   return (password) => timingSafeEqual(saltedHash(hash, salt, password), expected);
@@ -220,11 +349,6 @@ function hashedCheck(user: Record<string, unknown>, where: string): PasswordChec
 
 function saltedHash(hash: string, salt: Buffer, password: string): Buffer {
   return createHash(hash).update(salt).update(password, 'utf8').digest();
-}
-
-/** A fixed-length stand-in for a plain password, so comparing two takes the same time. */
-function digest(password: string): Buffer {
-  return createHash('sha256').update(password, 'utf8').digest();
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { Broker } from '../broker/broker.js';
 import type { BrokerSession } from '../broker/session.js';
 import type { Clock } from '../clock.js';
+import type { LivePermissions } from './auth.js';
 import { AmqpChannel } from './channel.js';
 import type { ChannelHost } from './channel-host.js';
 import { DueConfirms } from './confirms.js';
@@ -90,7 +91,8 @@ export interface ConnectionOptions {
 /** A vhost a connection opened: its broker and the user's permissions there. */
 export interface OpenedVhost {
   readonly broker: Broker;
-  readonly permissions: Permissions;
+  /** The user's permissions there, as they are when each method is checked. */
+  readonly permissions: LivePermissions;
   readonly counts: VhostCounts | undefined;
 }
 
@@ -195,7 +197,7 @@ export class AmqpConnection implements ChannelHost {
 
   /** What the user may do in the vhost opened. */
   get permissions(): Permissions {
-    return this.#open().permissions;
+    return this.#open().permissions.current;
   }
 
   /** False while the socket is not draining. */

@@ -8,7 +8,14 @@
 export type { ManagementOptions } from '../management/http-server.js';
 export { listen, type Server, type ServerOptions } from '../management/listen.js';
 export type { StaticFiles } from '../management/static-files.js';
-export { hashPassword, type PermissionGrant, Users, type VhostAccess } from './auth.js';
+export {
+  hashPassword,
+  type PermissionGrant,
+  type UserCredentials,
+  type UserRecord,
+  Users,
+  type VhostAccess,
+} from './auth.js';
 export type { DiskAlarmOptions } from './disk-alarm.js';
 export { AmqpException } from './errors.js';
 export type { ConnectionEvent } from './events.js';

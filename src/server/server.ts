@@ -197,7 +197,7 @@ export async function startServer(
         }
         return {
           broker: brokers.get(vhost)!,
-          permissions: users.permissions(user, vhost),
+          permissions: users.live(user, vhost),
           counts: counts.get(vhost),
         };
       },
@@ -220,12 +220,24 @@ export async function startServer(
       tlsPort = await bind(secure, wanted ?? 0, host);
     }
     // Every message stored in a queue counts in its `publish`, in-process publishes included.
-    const uncount = [...counts].map(([vhost, vhostCounts]) =>
+    // A queue or exchange deleted by anyone and declared again starts from 0, as on RabbitMQ.
+    const stops = [...counts].flatMap(([vhost, vhostCounts]) => [
       brokers.get(vhost)!.onStored((queue) => {
         vhostCounts.queue(queue).publish++;
       }),
+      brokers.get(vhost)!.onDeleted((kind, name) => vhostCounts.forget(kind, name)),
+    ]);
+    // A deleted user's connections are closed, as RabbitMQ closes them.
+    stops.push(
+      users.onDeleted((user) => {
+        for (const connection of connections) {
+          if (connection.user === user) {
+            void connection.close(320, `user '${user}' is deleted`);
+          }
+        }
+      }),
     );
-    const server = served(servers, connections, alarm, uncount, options.users, host, port, tlsPort);
+    const server = served(servers, connections, alarm, stops, options.users, host, port, tlsPort);
     return {
       server,
       state: { brokers, connections, users, loopbackUsers, clock, counts, limits },
@@ -252,7 +264,7 @@ function served(
   servers: readonly Server[],
   connections: ReadonlySet<AmqpConnection>,
   alarm: ResourceAlarms,
-  uncount: readonly (() => void)[],
+  stops: readonly (() => void)[],
   given: ListenOptions['users'],
   host: string,
   port: number,
@@ -272,7 +284,7 @@ function served(
   const close = () => {
     closing ??= (async () => {
       alarm.stop();
-      for (const stop of uncount) stop();
+      for (const stop of stops) stop();
       const stopped = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       await Promise.all(
         [...connections].map((c) =>

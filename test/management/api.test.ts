@@ -2,10 +2,13 @@
  * The management API of a served broker: what an operator, a test helper or rabbitmqadmin reads
  * and does over HTTP, after AMQP clients did their work.
  */
+import { createHash } from 'node:crypto';
 import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
+import { hashPassword } from '../../src/server/auth.js';
 import { listen, Users } from '../../src/server/index.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
 import { api, basic, eventually, managedBroker } from './served.js';
 
 const managed = managedBroker();
@@ -138,6 +141,40 @@ describe('exchanges and bindings over HTTP', () => {
   it('names the default exchange amq.default in paths', async () => {
     const exchange = await call('GET', '/api/exchanges/%2F/amq.default');
     expect(exchange.json).toMatchObject({ name: '', type: 'direct' });
+  });
+});
+
+describe('depth rates', () => {
+  it("reports the change per second of a queue's and the node's depths over 5 s", async () => {
+    const clock = new ManualClock();
+    await using broker = await Broker.open({ clock });
+    await using server = await listen(broker, { clock, management: { port: 0 } });
+    const get = async (path: string) => (await api(server.managementUrl!, 'GET', path)).json;
+    await broker.queue('deepening', { durable: false });
+    await broker.publish('', 'first', { routingKey: 'deepening' });
+    const first = await get('/api/queues/%2F/deepening');
+    expect(first.messages_details).toEqual({ rate: 0 });
+    expect((await get('/api/overview')).queue_totals.messages_details).toEqual({ rate: 0 });
+    for (let i = 0; i < 10; i++) await broker.publish('', `m${i}`, { routingKey: 'deepening' });
+    clock.advance(4_000);
+    // Within the sample interval the last rate stands.
+    expect((await get('/api/queues/%2F/deepening')).messages_details).toEqual({ rate: 0 });
+    clock.advance(1_000);
+    const queue = await get('/api/queues/%2F/deepening');
+    expect(queue).toMatchObject({
+      messages: 11,
+      messages_details: { rate: 2 },
+      messages_ready_details: { rate: 2 },
+      messages_unacknowledged_details: { rate: 0 },
+    });
+    expect((await get('/api/overview')).queue_totals).toMatchObject({
+      messages: 11,
+      messages_details: { rate: 2 },
+      messages_ready_details: { rate: 2 },
+    });
+    await (await broker.queue('deepening', { passive: true })).purge();
+    clock.advance(5_000);
+    expect((await get('/api/queues/%2F/deepening')).messages_details).toEqual({ rate: -2.2 });
   });
 });
 
@@ -322,6 +359,80 @@ describe('the node over HTTP', () => {
   });
 });
 
+describe('users and permissions over HTTP', () => {
+  it('logs in a user added with a sha512 hash once granted, and narrows its next operations', async () => {
+    const salt = Buffer.from([9, 8, 7, 6]);
+    const hash = Buffer.concat([
+      salt,
+      createHash('sha512').update(salt).update('s3cret').digest(),
+    ]).toString('base64');
+    expect(
+      (
+        await call('PUT', '/api/users/hashed', {
+          password_hash: hash,
+          hashing_algorithm: 'rabbit_password_hashing_sha512',
+          tags: 'management',
+        })
+      ).status,
+    ).toBe(201);
+    const url = managed.server.url.replace('guest:guest@', 'hashed:s3cret@');
+    await expect(amqplib.connect(url)).rejects.toThrow('ConnectionClose');
+    const grant = { configure: '.*', write: '.*', read: '.*' };
+    expect((await call('PUT', '/api/permissions/%2F/hashed', grant)).status).toBe(201);
+    const connection = await amqplib.connect(url);
+    const channel = await connection.createChannel();
+    await channel.assertQueue('hashed-q', { durable: false });
+    // The same channel's next declare is checked against the new patterns.
+    await call('PUT', '/api/permissions/%2F/hashed', { ...grant, configure: '^own\\.' });
+    await channel.assertQueue('own.q', { durable: false, autoDelete: true });
+    const refused = new Promise<Error>((resolve) => channel.on('error', resolve));
+    await expect(channel.assertQueue('other-q', { durable: false })).rejects.toThrow(
+      "access to queue 'other-q' in vhost '/' refused for user 'hashed'",
+    );
+    await refused;
+    const defs = (await call('GET', '/api/definitions')).json;
+    expect(defs.users).toContainEqual({
+      name: 'hashed',
+      password_hash: hash,
+      hashing_algorithm: 'rabbit_password_hashing_sha512',
+      tags: ['management'],
+      limits: {},
+    });
+    expect(defs.permissions).toContainEqual({
+      user: 'hashed',
+      vhost: '/',
+      ...grant,
+      configure: '^own\\.',
+    });
+    const closed = new Promise<Error>((resolve) => connection.on('close', resolve));
+    connection.on('error', () => {});
+    expect((await call('DELETE', '/api/users/hashed')).status).toBe(204);
+    expect((await closed).message).toContain("user 'hashed' is deleted");
+    expect((await call('GET', '/api/permissions/%2F/hashed')).status).toBe(404);
+    await managed.broker.deleteQueue('hashed-q');
+  });
+
+  it('imports the users and permissions of posted definitions', async () => {
+    const posted = await call('POST', '/api/definitions', {
+      users: [{ name: 'imported-user', password_hash: hashPassword('pw'), tags: 'monitoring' }],
+      permissions: [{ user: 'imported-user', vhost: '/', configure: '', write: '.*', read: '.*' }],
+    });
+    expect(posted.status).toBe(204);
+    expect((await call('GET', '/api/users/imported-user')).json.tags).toEqual(['monitoring']);
+    const connection = await amqplib.connect(
+      managed.server.url.replace('guest:guest@', 'imported-user:pw@'),
+    );
+    await connection.close();
+    expect(
+      (await call('POST', '/api/definitions', { permissions: [{ user: 'nobody', vhost: '/' }] }))
+        .json,
+    ).toEqual({ error: 'bad_request', reason: 'vhost_or_user_not_found' });
+    expect(
+      (await call('POST', '/api/users/bulk-delete', { users: ['imported-user'] })).status,
+    ).toBe(204);
+  });
+});
+
 describe('who may use the API', () => {
   it('answers 401 without credentials, with wrong ones, and to a user without management tags', async () => {
     const bare = await fetch(`${managed.server.managementUrl}/api/overview`);
@@ -335,7 +446,7 @@ describe('who may use the API', () => {
   });
 
   it('applies the tags: monitoring reads everything but the users, plain users are refused', async () => {
-    const hash = (await import('../../src/server/auth.js')).hashPassword;
+    const hash = hashPassword;
     const users = Users.fromDefinitions({
       users: [
         { name: 'admin', password_hash: hash('a'), tags: 'administrator' },

@@ -177,6 +177,26 @@ describe.each(targets)('management API parity: $name', (target) => {
     });
   });
 
+  it.skipIf(skip)('counts a queue deleted over AMQP and declared again from 0', async () => {
+    if (skip) return;
+    const queue = `${prefix}-recounted`;
+    await withQueue(queue, async (connection) => {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false });
+      channel.sendToQueue(queue, Buffer.from('a'));
+      await channel.waitForConfirms();
+      await eventually(
+        async () =>
+          (await call('GET', `/api/queues/%2F/${queue}`)).json.message_stats?.publish === 1,
+      );
+      await channel.deleteQueue(queue);
+      await eventually(async () => (await call('GET', `/api/queues/%2F/${queue}`)).status === 404);
+      await channel.assertQueue(queue, { durable: false });
+      const shown = await queueWith(queue, 0);
+      expect(shown.json.message_stats?.publish ?? 0).toBe(0);
+    });
+  });
+
   it.skipIf(skip)(
     'answers declares, deletes, binds and publishes with the same codes',
     async () => {
@@ -264,6 +284,120 @@ describe.each(targets)('management API parity: $name', (target) => {
     },
   );
 
+  it.skipIf(skip)(
+    'adds a user, grants it a vhost, refuses it once cleared and closes its connection on delete',
+    async () => {
+      if (skip) return;
+      const user = `${prefix}-user`;
+      const url = target.amqp().replace('guest:guest@', `${user}:secret@`);
+      try {
+        expect(
+          (await call('PUT', `/api/users/${user}`, { password: 'secret', tags: '' })).status,
+        ).toBe(201);
+        expect(
+          (await call('PUT', `/api/users/${user}`, { password: 'secret', tags: 'management' }))
+            .status,
+        ).toBe(204);
+        expect((await call('GET', `/api/users/${user}`)).json).toEqual({
+          name: user,
+          password_hash: expect.stringMatching(/^[A-Za-z0-9+/]{48}$/),
+          hashing_algorithm: 'rabbit_password_hashing_sha256',
+          tags: ['management'],
+          limits: {},
+        });
+        const grant = { configure: '.*', write: '.*', read: '.*' };
+        expect((await call('PUT', `/api/permissions/%2F/${user}`, grant)).status).toBe(201);
+        expect((await call('PUT', `/api/permissions/%2F/${user}`, grant)).status).toBe(204);
+        expect((await call('GET', `/api/permissions/%2F/${user}`)).json).toEqual({
+          user,
+          vhost: '/',
+          ...grant,
+        });
+        const connection = await amqplib.connect(url);
+        connection.on('error', () => {});
+        const closed = new Promise<Error>((resolve) => connection.on('close', resolve));
+        expect((await call('DELETE', `/api/permissions/%2F/${user}`)).status).toBe(204);
+        expect((await call('DELETE', `/api/permissions/%2F/${user}`)).status).toBe(404);
+        const channel = await connection.createChannel();
+        channel.on('error', () => {});
+        await expect(channel.assertQueue(`${prefix}-refused`, { durable: false })).rejects.toThrow(
+          `403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - access to queue '${prefix}-refused' in vhost '/' refused for user '${user}'"`,
+        );
+        expect((await call('DELETE', `/api/users/${user}`)).status).toBe(204);
+        expect((await closed).message).toContain(
+          `320 (CONNECTION-FORCED) with message "CONNECTION_FORCED - user '${user}' is deleted"`,
+        );
+        expect((await call('GET', `/api/users/${user}`)).status).toBe(404);
+        expect((await call('DELETE', `/api/users/${user}`)).status).toBe(404);
+      } finally {
+        await call('DELETE', `/api/users/${user}`);
+      }
+    },
+  );
+
+  it.skipIf(skip)("refuses malformed users and permissions in RabbitMQ's words", async () => {
+    if (skip) return;
+    const user = `${prefix}-checked`;
+    const reason = async (method: string, path: string, body: unknown) => {
+      const answer = await call(method, path, body);
+      return [answer.status, answer.json?.reason];
+    };
+    try {
+      expect(await reason('PUT', `/api/users/${user}`, { password: 'x' })).toEqual([
+        400,
+        'tags_not_present',
+      ]);
+      expect(
+        await reason('PUT', `/api/users/${user}`, {
+          password: 'x',
+          password_hash: 'abcd',
+          tags: '',
+        }),
+      ).toEqual([400, 'both_password_and_password_hash_are_provided']);
+      expect(await reason('PUT', `/api/users/${user}`, { password_hash: 'abc', tags: '' })).toEqual(
+        [400, ['not_base64', 'abc']],
+      );
+      expect(await reason('PUT', `/api/users/${user}`, 'not json')).toEqual([400, 'not_json']);
+      expect(
+        await reason('PUT', `/api/permissions/%2F/${user}`, {
+          configure: '.*',
+          write: '.*',
+          read: '.*',
+        }),
+      ).toEqual([400, 'vhost_or_user_not_found']);
+      const hash = Buffer.alloc(68, 7).toString('base64');
+      expect(
+        (
+          await call('PUT', `/api/users/${user}`, {
+            password_hash: hash,
+            hashing_algorithm: 'rabbit_password_hashing_sha512',
+            tags: ['monitoring', 'policymaker'],
+          })
+        ).status,
+      ).toBe(201);
+      expect((await call('GET', `/api/users/${user}`)).json).toMatchObject({
+        password_hash: hash,
+        hashing_algorithm: 'rabbit_password_hashing_sha512',
+        tags: ['monitoring', 'policymaker'],
+      });
+      expect(
+        await reason('PUT', `/api/permissions/%2F/${user}`, { write: '.*', read: '.*' }),
+      ).toEqual([400, '[{key_missing,configure}]']);
+      expect(await reason('POST', '/api/users/bulk-delete', {})).toEqual([
+        400,
+        '[{key_missing,users}]',
+      ]);
+      expect((await call('GET', '/api/users/bulk-delete')).status).toBe(405);
+      expect(
+        await reason('POST', '/api/users/bulk-delete', { users: [user, `${user}-missing`] }),
+      ).toEqual([400, ['no_such_user', `${user}-missing`]]);
+      expect((await call('GET', `/api/users/${user}`)).status).toBe(404);
+      expect((await call('POST', '/api/users/bulk-delete', { users: [] })).status).toBe(204);
+    } finally {
+      await call('DELETE', `/api/users/${user}`);
+    }
+  });
+
   it.skipIf(skip)('answers whoami, health checks and the aliveness test alike', async () => {
     if (skip) return;
     expect((await call('GET', '/api/whoami')).json).toEqual({
@@ -284,6 +418,14 @@ describe.each(targets)('management API parity: $name', (target) => {
         'listeners',
       ]),
     );
+    expect(overview.queue_totals).toEqual({
+      messages: expect.any(Number),
+      messages_details: { rate: expect.any(Number) },
+      messages_ready: expect.any(Number),
+      messages_ready_details: { rate: expect.any(Number) },
+      messages_unacknowledged: expect.any(Number),
+      messages_unacknowledged_details: { rate: expect.any(Number) },
+    });
   });
 
   it.skipIf(skip)('closes a connection by name with 320 and the X-Reason', async () => {
@@ -346,6 +488,52 @@ describe.each(targets)('management API parity: $name', (target) => {
       }
     },
   );
+
+  it.skipIf(skip)('serves /metrics/detailed with the families and vhosts asked for', async () => {
+    if (skip) return;
+    const queue = `${prefix}-detailed`;
+    await withQueue(queue, async (connection) => {
+      const channel = await connection.createConfirmChannel();
+      await channel.assertQueue(queue, { durable: false });
+      await channel.bindQueue(queue, 'amq.topic', `${prefix}.#`);
+      channel.sendToQueue(queue, Buffer.from('a'));
+      channel.sendToQueue(queue, Buffer.from('b'));
+      await channel.waitForConfirms();
+      const scrape = async (query: string) =>
+        (await fetch(`${target.metrics()}/metrics/detailed${query}`)).text();
+      const sample = `rabbitmq_detailed_queue_messages_ready{vhost="/",queue="${queue}"} 2`;
+      let text = '';
+      await eventually(async () => {
+        text = await scrape('?family=queue_coarse_metrics&family=exchange_bindings&vhost=%2F');
+        return text.includes(sample);
+      });
+      for (const [name, help] of [
+        ['rabbitmq_detailed_queue_messages_ready', 'Messages ready to be delivered to consumers'],
+        [
+          'rabbitmq_detailed_queue_messages',
+          'Sum of ready and unacknowledged messages - total queue depth',
+        ],
+        [
+          'rabbitmq_cluster_exchange_bindings',
+          'Number of bindings for an exchange. This value is cluster-wide.',
+        ],
+      ]) {
+        expect(text).toContain(`# TYPE ${name} gauge\n# HELP ${name} ${help}\n`);
+      }
+      expect(text).toContain(`rabbitmq_detailed_queue_messages{vhost="/",queue="${queue}"} 2`);
+      expect(text).toMatch(
+        /rabbitmq_cluster_exchange_bindings\{vhost="\/",exchange="amq.topic",type="topic"\} [1-9]/,
+      );
+      expect(text).not.toContain('rabbitmq_detailed_queue_consumers');
+      expect(await scrape('')).not.toContain('rabbitmq_detailed_');
+      expect(await scrape('?family=queue_consumer_count&vhost=no-such-vhost')).not.toContain(
+        `queue="${queue}"`,
+      );
+      expect(await scrape('?family=queue_consumer_count')).toContain(
+        `rabbitmq_detailed_queue_consumers{vhost="/",queue="${queue}"} 0`,
+      );
+    });
+  });
 });
 
 /** The help of the rabbitmq_prometheus plugin of RabbitMQ 3.10. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { NotFoundError } from '../../src/errors.js';
 import { hashPassword, isLoopback, Users } from '../../src/server/auth.js';
 import { Permissions } from '../../src/server/permissions.js';
 
@@ -63,6 +64,31 @@ describe('Users from RabbitMQ definitions', () => {
     const users = Users.fromPasswords({ app: 'pw' }, ['/', 'orders']);
     expect(users.access('app', 'orders')).toBe('granted');
     expect(users.permissions('app', 'orders')).toBe(Permissions.ALL);
+  });
+
+  it('adds, changes and deletes users and their permissions while the server runs', () => {
+    const users = Users.fromPasswords({ admin: 'a' });
+    expect(users.putUser('app', { password: 'pw' }, ['management'])).toBe(true);
+    expect(users.authenticate('app', 'pw')).toBe(true);
+    expect(users.access('app', '/')).toBe('refused');
+    expect(() => users.setPermissions('ghost', '/', ALL)).toThrow(
+      new NotFoundError("no user 'ghost'"),
+    );
+    expect(() => users.setPermissions('app', 'nowhere', ALL)).toThrow(NotFoundError);
+    expect(users.setPermissions('app', '/', { ...ALL, configure: '^app\\.' })).toBe(true);
+    const live = users.live('app', '/');
+    const before = live.current;
+    expect(users.setPermissions('app', '/', ALL)).toBe(false);
+    expect(live.current).not.toBe(before);
+    expect(live.current).toBe(Permissions.ALL);
+    expect(users.putUser('app', { passwordHash: '' }, [])).toBe(false);
+    expect(users.authenticate('app', 'pw')).toBe(false);
+    const deleted: string[] = [];
+    users.onDeleted((name) => deleted.push(name));
+    expect(users.deleteUser('app')).toBe(true);
+    expect(users.deleteUser('app')).toBe(false);
+    expect(deleted).toEqual(['app']);
+    expect(users.grants.map((g) => g.user)).toEqual(['admin']);
   });
 
   it('names the entry of a malformed file', () => {

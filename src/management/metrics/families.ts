@@ -9,9 +9,10 @@ import type { ManagementContext } from '../context.js';
 import { MANAGEMENT_VERSION } from '../resources/overview.js';
 import type { Family, MetricType } from './exposition.js';
 
-type QueueRow = { readonly vhost: string; readonly queue: QueueInfo };
+export type QueueRow = { readonly vhost: string; readonly queue: QueueInfo };
 
-const QUEUE_GAUGES: readonly (readonly [string, string, (q: QueueInfo) => number])[] = [
+/** The per-queue gauges: name, help, value. */
+export const QUEUE_GAUGES: readonly (readonly [string, string, (q: QueueInfo) => number])[] = [
   [
     'rabbitmq_queue_messages_ready',
     'Messages ready to be delivered to consumers',
@@ -72,11 +73,16 @@ const GLOBAL_COUNTERS: readonly (readonly [string, string, (c: MessageCounts) =>
   ],
 ];
 
-function family(name: string, type: MetricType, help: string, samples: Family['samples']): Family {
+export function family(
+  name: string,
+  type: MetricType,
+  help: string,
+  samples: Family['samples'],
+): Family {
   return { name, type, help, samples };
 }
 
-function queueRows(context: ManagementContext): QueueRow[] {
+export function queueRows(context: ManagementContext): QueueRow[] {
   return [...context.state.brokers].flatMap(([vhost, broker]) =>
     broker.closed ? [] : broker.queues().map((queue) => ({ vhost, queue })),
   );
@@ -88,6 +94,21 @@ function totals(context: ManagementContext): MessageCounts {
     for (const key of Object.keys(sum) as (keyof MessageCounts)[]) sum[key] += t[key];
   }
   return sum;
+}
+
+/** `rabbitmq_build_info` and `rabbitmq_identity_info`, which every endpoint serves first. */
+export function identity(context: ManagementContext): Family[] {
+  return [
+    family('rabbitmq_build_info', 'untyped', 'RabbitMQ & Erlang/OTP version info', [
+      [
+        { rabbitmq_version: MANAGEMENT_VERSION, product: 'mqlite', node_version: process.version },
+        1,
+      ],
+    ]),
+    family('rabbitmq_identity_info', 'untyped', 'RabbitMQ node & cluster identity info', [
+      [{ rabbitmq_node: context.node, rabbitmq_cluster: context.node }, 1],
+    ]),
+  ];
 }
 
 /** Every family; per queue when `perObject`, else summed over queues, as the plugin does. */
@@ -105,15 +126,7 @@ export function families(context: ManagementContext, perObject: boolean): Family
   const published = (vhost: string, queue: QueueInfo) =>
     context.state.counts.get(vhost)?.counted('queue', queue.name)?.publish ?? 0;
   return [
-    family('rabbitmq_build_info', 'untyped', 'RabbitMQ & Erlang/OTP version info', [
-      [
-        { rabbitmq_version: MANAGEMENT_VERSION, product: 'mqlite', node_version: process.version },
-        1,
-      ],
-    ]),
-    family('rabbitmq_identity_info', 'untyped', 'RabbitMQ node & cluster identity info', [
-      [{ rabbitmq_node: context.node, rabbitmq_cluster: context.node }, 1],
-    ]),
+    ...identity(context),
     ...QUEUE_GAUGES.map(([name, help, value]) =>
       family(
         name,

@@ -1,13 +1,15 @@
 /**
- * `GET /api/definitions`: the server's users, vhosts and permissions with every vhost's queues,
- * exchanges, bindings and policies, in RabbitMQ's definitions format (what `serve --users` and
- * `Broker.open({ definitions })` read). `POST` declares what a definitions document holds in the
- * vhosts it names (users and permissions are the server's, fixed while it runs).
+ * `GET /api/definitions`: the server's users (with their password hashes), vhosts and
+ * permissions with every vhost's queues, exchanges, bindings and policies, in RabbitMQ's
+ * definitions format (what `serve --users` and `Broker.open({ definitions })` read). `POST` adds
+ * the users and permissions a definitions document holds to the server's and declares the rest
+ * in the vhosts it names.
  */
 import type { ManagementContext } from '../context.js';
 import { attempt, notFound } from '../http-error.js';
 import type { ApiAnswer, ApiRequest, Route } from '../router.js';
 import { MANAGEMENT_VERSION } from './overview.js';
+import { importAccess, userJson } from './users.js';
 
 const SECTIONS = ['queues', 'exchanges', 'bindings', 'policies'] as const;
 
@@ -18,15 +20,9 @@ function exported(context: ManagementContext): ApiAnswer {
     rabbitmq_version: MANAGEMENT_VERSION,
     product_name: 'mqlite',
     product_version: MANAGEMENT_VERSION,
-    users: users.names.map((name) => ({
-      name,
-      password_hash: '',
-      hashing_algorithm: 'rabbit_password_hashing_sha256',
-      tags: users.tags(name),
-      limits: {},
-    })),
+    users: users.users.map(userJson),
     vhosts: [...context.state.brokers.keys()].map((name) => ({ name })),
-    permissions: users.grants,
+    permissions: [...users.grants],
     topic_permissions: [],
     parameters: [],
     global_parameters: [],
@@ -58,6 +54,7 @@ async function imported(request: ApiRequest, context: ManagementContext): Promis
     }
   }
   for (const vhost of byVhost.keys()) if (!context.state.brokers.has(vhost)) throw notFound();
+  importAccess(body, context);
   await attempt(async () => {
     for (const [vhost, defs] of byVhost) await context.broker(vhost).importDefinitions(defs);
   });

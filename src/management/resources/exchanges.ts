@@ -3,6 +3,7 @@
  * .../publish`, answering `routed`). The default exchange `""` is `amq.default` in paths.
  */
 
+import { exchangeDefinition } from '../../broker/definitions.js';
 import { NoRouteError } from '../../errors.js';
 import type { ExchangeInfo } from '../../exchanges/types.js';
 import type { ManagementContext } from '../context.js';
@@ -21,13 +22,7 @@ export function exchangeName(request: ApiRequest, key = 'name'): string {
 
 function exchangeJson(context: ManagementContext, vhost: string, e: ExchangeInfo) {
   return {
-    name: e.name,
-    vhost,
-    type: e.type,
-    durable: e.durable,
-    auto_delete: e.autoDelete,
-    internal: e.internal,
-    arguments: e.arguments,
+    ...exchangeDefinition(e, vhost),
     policy: null,
     user_who_performed_action: 'rmq-internal',
     message_stats: exchangeStats(
@@ -77,7 +72,6 @@ async function remove(request: ApiRequest, context: ManagementContext): Promise<
   await attempt(async () => {
     await broker.deleteExchange(name, { ifUnused: queryFlag(request.query, 'if-unused') });
   });
-  context.state.counts.get(broker.vhost)?.forget('exchange', name);
   return { status: 204 };
 }
 

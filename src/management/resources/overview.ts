@@ -5,7 +5,7 @@
 
 import { MessageCounts } from '../../server/message-counts.js';
 import type { ManagementContext } from '../context.js';
-import { messageStats } from '../message-stats.js';
+import { depthStats, messageStats } from '../message-stats.js';
 import type { ApiAnswer, ApiRequest, Route } from '../router.js';
 import { param, vhostBroker, visibleVhosts } from './visible.js';
 
@@ -43,18 +43,6 @@ function queueTotals(context: ManagementContext, vhosts: readonly string[]) {
   return { messages, ready, unacked, queues, consumers };
 }
 
-/** Depths, as the plugin reports them; their rates are not sampled (0). */
-function depthJson(q: { messages: number; ready: number; unacked: number }) {
-  return {
-    messages: q.messages,
-    messages_details: { rate: 0 },
-    messages_ready: q.ready,
-    messages_ready_details: { rate: 0 },
-    messages_unacknowledged: q.unacked,
-    messages_unacknowledged_details: { rate: 0 },
-  };
-}
-
 function overview(request: ApiRequest, context: ManagementContext): ApiAnswer {
   const vhosts = visibleVhosts(context, request.user);
   const q = queueTotals(context, vhosts);
@@ -73,8 +61,12 @@ function overview(request: ApiRequest, context: ManagementContext): ApiAnswer {
       node: context.node,
       erlang_version: process.version,
       rates_mode: 'basic',
-      message_stats: messageStats(totals(context, vhosts), context.rates),
-      queue_totals: depthJson(q),
+      message_stats: messageStats(
+        totals(context, vhosts),
+        context.rates,
+        `message_stats\0${vhosts.join('\0')}`,
+      ),
+      queue_totals: depthStats(q, context.rates, `queue_totals\0${vhosts.join('\0')}`),
       object_totals: {
         connections: connections.length,
         channels,
@@ -109,7 +101,7 @@ function vhostJson(context: ManagementContext, vhost: string) {
     default_queue_type: 'classic',
     tracing: false,
     cluster_state: { [context.node]: 'running' },
-    ...depthJson(q),
+    ...depthStats(q, context.rates, `vhost\0${vhost}`),
     message_stats: messageStats(context.state.counts.get(vhost)?.totals, context.rates),
   };
 }

@@ -7,7 +7,7 @@ import type { Message } from '../../message/message.js';
 import type { ManagementContext } from '../context.js';
 import { attempt, badRequest, fromBrokerError, notFound } from '../http-error.js';
 import { gotMessageJson } from '../message-json.js';
-import { messageStats } from '../message-stats.js';
+import { depthStats, messageStats } from '../message-stats.js';
 import { field, queryFlag } from '../request-body.js';
 import type { ApiAnswer, ApiRequest, Route } from '../router.js';
 import { listing, param, single, vhostBroker } from './visible.js';
@@ -34,12 +34,11 @@ export function queueJson(context: ManagementContext, vhost: string, q: QueueInf
     arguments: q.arguments,
     policy: q.policy ?? null,
     effective_policy_definition: {},
-    messages: q.messages,
-    messages_ready: q.messagesReady,
-    messages_unacknowledged: q.messagesUnacknowledged,
-    messages_details: { rate: 0 },
-    messages_ready_details: { rate: 0 },
-    messages_unacknowledged_details: { rate: 0 },
+    ...depthStats(
+      { messages: q.messages, ready: q.messagesReady, unacked: q.messagesUnacknowledged },
+      context.rates,
+      `queue\0${vhost}\0${q.name}`,
+    ),
     message_bytes: q.bytes,
     consumers: q.consumers,
     message_stats: messageStats(
@@ -90,7 +89,6 @@ async function remove(request: ApiRequest, context: ManagementContext): Promise<
       ifUnused: queryFlag(request.query, 'if-unused'),
     });
   });
-  context.state.counts.get(broker.vhost)?.forget('queue', name);
   return { status: 204 };
 }
 
