@@ -3,7 +3,7 @@
  * when its flag bit is set (bit 15 first).
  */
 import type { FieldTable, MessageProperties } from '../../message/types.js';
-import { type Reader, WireSyntaxError, type Writer } from './bytes.js';
+import { Reader, WireSyntaxError, type Writer } from './bytes.js';
 import { readTable, writeTable } from './field-table.js';
 
 type Kind = 'shortstr' | 'table' | 'octet' | 'timestamp';
@@ -39,6 +39,45 @@ export function readContentHeader(r: Reader): ContentHeader {
   r.u16(); // weight, unused
   const size = r.u64Number();
   if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
+  return { classId, bodySize: size, properties: readPropertyList(r) };
+}
+
+/**
+ * Reads the content headers of one publisher: while their property flags and values are the
+ * same bytes as the last header's, the properties are the same object, decoded once (never to be
+ * changed by whoever reads them).
+ */
+export class ContentHeaderReader {
+  #bytes: Buffer | undefined;
+  #properties: MessageProperties | undefined;
+
+  read(payload: Buffer): ContentHeader {
+    const r = new Reader(payload);
+    const classId = r.u16();
+    r.u16(); // weight, unused
+    const size = r.u64Number();
+    if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
+    const last = this.#bytes;
+    if (last !== undefined && sameBytes(payload, r.pos, last)) {
+      return { classId, bodySize: size, properties: this.#properties! };
+    }
+    const at = r.pos;
+    const properties = readPropertyList(r);
+    this.#bytes = Buffer.from(payload.subarray(at, r.pos));
+    this.#properties = properties;
+    return { classId, bodySize: size, properties };
+  }
+}
+
+/** Whether `payload` from `at` to its end holds exactly `bytes`. */
+function sameBytes(payload: Buffer, at: number, bytes: Buffer): boolean {
+  if (payload.length - at !== bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (payload[at + i] !== bytes[i]) return false;
+  return true;
+}
+
+/** Reads the property flags and the properties they say are set. */
+function readPropertyList(r: Reader): MessageProperties {
   const flags = r.u16();
   if (flags & 1) throw new WireSyntaxError('property flags continuation is not defined for basic');
   // Every property in its slot, undefined when absent: one object shape for every header.
@@ -67,7 +106,7 @@ export function readContentHeader(r: Reader): ContentHeader {
     else value = r.timestamp();
     if (name !== 'clusterId') properties[name] = value;
   }
-  return { classId, bodySize: size, properties: properties as MessageProperties };
+  return properties as MessageProperties;
 }
 
 /** Writes a basic content header's payload. */

@@ -8,6 +8,7 @@ import {
   writeDelivery,
 } from '../../../src/server/wire/delivery.js';
 import { writeContent, writeMethod } from '../../../src/server/wire/methods.js';
+import { ContentHeaderReader, writeContentHeader } from '../../../src/server/wire/properties.js';
 
 const FRAME_MAX = 4096;
 
@@ -75,5 +76,26 @@ describe('deliveries written in one pass', () => {
       const body = Buffer.alloc([0, 100, FRAME_MAX * 2 + 5][i % 3]!, i);
       expect(fast(cache, i + 1, properties, body)).toEqual(generic(i + 1, properties, body));
     });
+  });
+});
+
+describe('content headers of one publisher', () => {
+  function header(bodySize: number, properties: MessageProperties): Buffer {
+    const w = new Writer(64);
+    writeContentHeader(w, bodySize, properties);
+    return w.take();
+  }
+
+  test('the same property bytes read as the same properties, each header its own body size', () => {
+    const reader = new ContentHeaderReader();
+    const properties = { contentType: 'text/plain', headers: { n: 1 } };
+    const first = reader.read(header(10, properties));
+    const second = reader.read(header(20, properties));
+    expect(second.properties).toBe(first.properties);
+    expect([first.bodySize, second.bodySize]).toEqual([10, 20]);
+    const other = reader.read(header(20, { ...properties, headers: { n: 2 } }));
+    expect(other.properties).not.toBe(first.properties);
+    expect(other.properties.headers).toEqual({ n: 2 });
+    expect(reader.read(header(5, properties)).properties.headers).toEqual({ n: 1 });
   });
 });
