@@ -203,16 +203,14 @@ export function ownBody(message: StoredMessage): StoredMessage {
   return { exchange, routingKey, properties, body: copyBytes(message.body) };
 }
 
-/** Properties objects whose owner promises never to change them (see `unchangingProperties`). */
-const unchanging = new WeakSet<object>();
-
 /**
- * @internal Marks `properties` as never to change: publishing the same object again reuses what
- * normalizing it gave, one shared object (for the AMQP server, which hands every message of a
- * publisher sending the same property bytes the same object).
+ * @internal Says `properties`, about to be published, will never change: publishing the same
+ * object again reuses what normalizing it gave, one shared object (for the AMQP server, which
+ * hands every message of a publisher sending the same property bytes the same object). Holds
+ * for the next publish; the server says it before each.
  */
 export function unchangingProperties<T extends object>(properties: T): T {
-  unchanging.add(properties);
+  lastNormalized.unchanging = properties;
   return properties;
 }
 
@@ -223,6 +221,8 @@ const lastNormalized = {
   limits: undefined as MessageLimits | undefined,
   output: EMPTY_PROPERTIES as Readonly<MessageProperties>,
   headerBytes: 0,
+  /** The properties said to be unchanging, not normalized yet. */
+  unchanging: undefined as object | undefined,
 };
 
 function normalizeReused(
@@ -237,7 +237,7 @@ function normalizeReused(
     return last.output;
   }
   const output = normalizeProperties(input, json, limits, size);
-  if (unchanging.has(input)) {
+  if (input === last.unchanging) {
     last.input = input;
     last.json = json;
     last.limits = limits;

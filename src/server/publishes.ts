@@ -133,7 +133,7 @@ export class ChannelPublishes {
       routingKey === last.routingKey &&
       mandatory === last.mandatory
     ) {
-      return last;
+      return unchangingProperties(last);
     }
     const options = unchangingProperties(
       Object.freeze(publishOptions(properties, replyTo, routingKey, mandatory)),
