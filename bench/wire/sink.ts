@@ -11,7 +11,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { EMPTY_PROPERTIES } from '../../src/message/normalize.js';
 import { PROTOCOL_HEADER } from '../../src/server/handshake.js';
 import { Reader, Writer } from '../../src/server/wire/bytes.js';
-import { shortstrBytes, writeDelivery } from '../../src/server/wire/delivery.js';
+import { PropertiesCache, shortstrBytes, writeDelivery } from '../../src/server/wire/delivery.js';
 import { FrameParser } from '../../src/server/wire/frames.js';
 import { FRAME_METHOD, readArgs, writeMethod } from '../../src/server/wire/methods.js';
 import { methodById } from '../../src/server/wire/spec.js';
@@ -25,6 +25,7 @@ export function listenSink(): Promise<Server> {
     socket.setNoDelay(true);
     const parser = new FrameParser(131072);
     const out = new Writer(64 * 1024);
+    const properties = new PropertiesCache();
     /** Per channel in confirm mode: publishes numbered so far, and acked so far. */
     const confirming = new Map<number, { seq: number; acked: number }>();
     let header = true;
@@ -52,6 +53,7 @@ export function listenSink(): Promise<Server> {
           EMPTY_PROPERTIES,
           BODY,
           131072,
+          properties,
         );
       }
     };

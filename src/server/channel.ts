@@ -137,25 +137,34 @@ export class AmqpChannel implements ChannelContext {
   /** A publish is complete: it runs in turn, or waits in the transaction for the commit. */
   #published(content: Publish): void {
     this.#content.reset();
-    const publish = () => {
-      const stored = this.#publishes.publish(content);
-      // A transaction's commit waits for its publishes; otherwise the next method need not.
-      return this.#tx ? stored : undefined;
-    };
-    this.#enqueue(
-      () => {
-        this.host.permissions.publish(
-          content.args.exchange,
-          content.args.routingKey,
-          this.#topology,
-        );
-        // RabbitMQ refuses a transaction's publish to a missing or internal exchange at once.
-        if (this.#tx) this.host.broker.checkPublish(content.args.exchange);
-        return this.#transacted(publish, content.body.length);
-      },
-      60,
-      40,
-    );
+    if (this.#running) {
+      this.#enqueue(() => this.#publish(content), 60, 40);
+      return;
+    }
+    // Nothing runs before it: it runs at once, as `#enqueue` runs a task that finishes at once,
+    // without a task made for it (a publish arrives with every message).
+    this.#inMethod = true;
+    try {
+      this.#publish(content);
+    } catch (error) {
+      this.exception(this.#toException(error), 60, 40);
+    }
+    this.#methodDone();
+  }
+
+  /** Publishes (the broker confirms in its own time), or holds it in the transaction. */
+  #publish(content: Publish): void {
+    const { exchange, routingKey } = content.args;
+    this.host.permissions.publish(exchange, routingKey, this.#topology);
+    const tx = this.#tx;
+    if (!tx) {
+      void this.#publishes.publish(content);
+      return;
+    }
+    // RabbitMQ refuses a transaction's publish to a missing or internal exchange at once; its
+    // commit waits for what it publishes.
+    this.host.broker.checkPublish(exchange);
+    tx.hold(() => this.#publishes.publish(content), content.body.length);
   }
 
   /** The socket stopped or started draining. */

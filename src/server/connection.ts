@@ -44,7 +44,6 @@ import {
   FRAME_HEADER,
   FRAME_HEARTBEAT,
   FRAME_METHOD,
-  isBasicAck,
   type OutArgs,
   writeHeartbeat,
   writeMethod,
@@ -437,13 +436,35 @@ export class AmqpConnection implements ChannelHost {
       if (chunk.length === 0) return;
     }
     try {
-      this.#parser.push(chunk, (type, channel, payload) => this.#onFrame(type, channel, payload));
+      this.#parser.push(chunk, this.#frameHandler, this.#ackHandler);
     } catch (error) {
       if (error instanceof FrameError || error instanceof WireSyntaxError) {
         this.fail(new AmqpException(501, error.message), 0, 0);
       } else if (error instanceof AmqpException) this.fail(error, 0, 0);
       else this.fail(internalError('the frame failed', error), 0, 0);
     }
+  }
+
+  readonly #frameHandler = (type: number, channel: number, payload: Buffer): boolean =>
+    this.#onFrame(type, channel, payload);
+  readonly #ackHandler = (channel: number, tag: number, multiple: boolean): boolean | undefined =>
+    this.#onAck(channel, tag, multiple);
+
+  /**
+   * A basic.ack, read in place, for an open channel of a running connection (undefined for any
+   * other: the generic path answers it).
+   */
+  #onAck(channelId: number, deliveryTag: number, multiple: boolean): boolean | undefined {
+    if (channelId === 0 || this.#state !== 'running') return undefined;
+    const channel = this.#channels.get(channelId);
+    if (!channel) return undefined;
+    try {
+      channel.onAck(deliveryTag, multiple);
+    } catch (error) {
+      if (error instanceof AmqpException) this.fail(error, 60, 80);
+      else throw error;
+    }
+    return (this.#state as ConnectionState) !== 'ended';
   }
 
   #onFrame(type: number, channelId: number, payload: Buffer): boolean {
@@ -475,21 +496,6 @@ export class AmqpConnection implements ChannelHost {
         else throw error;
       }
       return (this.#state as ConnectionState) !== 'ended';
-    }
-    if (isBasicAck(payload) && channelId !== 0 && this.#state === 'running') {
-      const channel = this.#channels.get(channelId);
-      if (channel) {
-        try {
-          channel.onAck(
-            payload.readUInt32BE(4) * 2 ** 32 + payload.readUInt32BE(8),
-            payload[12] === 1,
-          );
-        } catch (error) {
-          if (error instanceof AmqpException) this.fail(error, 60, 80);
-          else throw error;
-        }
-        return (this.#state as ConnectionState) !== 'ended';
-      }
     }
     const publish = channelId !== 0 ? this.#publishes.read(payload) : undefined;
     if (publish && this.#state === 'running') {

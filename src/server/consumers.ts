@@ -16,7 +16,7 @@ import { AmqpException } from './errors.js';
 import type { MessageCounts } from './message-counts.js';
 import { REPLY_TO, type ReplyTarget } from './reply-to.js';
 import type { ChannelTopology } from './topology.js';
-import { ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
+import { PropertiesCache, ShortstrCache, shortstrBytes, writeDelivery } from './wire/delivery.js';
 import { writeContent, writeMethod } from './wire/methods.js';
 import type { ArgsOf } from './wire/spec.js';
 
@@ -60,6 +60,8 @@ export class ChannelConsumers implements ReplyTarget {
   /** Wire bytes of the exchange and routing key names of the last deliveries. */
   readonly #exchangeBytes = new ShortstrCache();
   readonly #routingKeyBytes = new ShortstrCache();
+  /** Encoded properties of the last deliveries. */
+  readonly #propertiesBytes = new PropertiesCache();
   /** The consumer of `amq.rabbitmq.reply-to` on this channel, and its address. */
   #replyConsumer:
     | { readonly tag: string; readonly tagBytes: Buffer; readonly address: string }
@@ -273,6 +275,7 @@ export class ChannelConsumers implements ReplyTarget {
         properties,
         body,
         host.frameMax,
+        this.#propertiesBytes,
       );
     } catch (error) {
       host.outputFailed(error);

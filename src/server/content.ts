@@ -7,8 +7,7 @@
 import type { MessageProperties } from '../message/types.js';
 import { AmqpException } from './errors.js';
 import { MAX_MESSAGE_BYTES } from './limits.js';
-import { Reader } from './wire/bytes.js';
-import { readContentHeader } from './wire/properties.js';
+import { ContentHeaderReader } from './wire/properties.js';
 import type { ArgsOf } from './wire/spec.js';
 
 /** A complete publish. */
@@ -27,6 +26,7 @@ export class ContentAssembly {
   /** Body frames received, copied: memory follows what arrived, not what a header claims. */
   #chunks: Buffer[] = [];
   #received = 0;
+  readonly #headers = new ContentHeaderReader();
 
   constructor(maxBytes = MAX_MESSAGE_BYTES) {
     this.#maxBytes = maxBytes;
@@ -58,7 +58,7 @@ export class ContentAssembly {
     if (!this.#args || this.#properties) {
       throw new AmqpException(505, 'expected method frame, got non method frame instead');
     }
-    const header = readContentHeader(new Reader(payload));
+    const header = this.#headers.read(payload);
     if (header.classId !== 60) {
       throw new AmqpException(
         505,

@@ -1,6 +1,8 @@
 /**
- * A connection's output: frames appended to one buffer, written to the socket at the end of the
- * turn (or as soon as a batch is large), and whether the socket drains. While it does not, the
+ * A connection's output: frames appended to one buffer, written to the socket once the event
+ * loop has run the turn's I/O callbacks (or as soon as a batch is large): the deliveries and
+ * confirms answering every read of that turn leave in one write, not one write a read. And
+ * whether the socket drains. While it does not, the
  * connection's consumers pause; the channels' methods still get their replies. A frame is written
  * whole or not at all: a batch that fails to encode part-way is cut off the buffer, and the
  * connection is told (it closes with 541, as RabbitMQ does for an internal error).
@@ -74,12 +76,12 @@ export class ConnectionOutput {
     this.#onUnencodable(error);
   }
 
-  /** Frames were appended: they go out by the end of the turn. */
+  /** Frames were appended: they go out once the turn's I/O callbacks have run. */
   appended(): void {
     if (this.#out.pos >= WRITE_BATCH) this.flush();
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flushSoon);
+      setImmediate(this.#flushSoon);
     }
   }
 

@@ -5,6 +5,7 @@
  */
 import type { ExchangePublishOptions } from '../broker/exchange-handle.js';
 import { NoRouteError, QueueFullError } from '../errors.js';
+import { unchangingProperties } from '../message/normalize.js';
 import type { MessageProperties } from '../message/types.js';
 import type { ChannelContext, ChannelHost } from './channel-host.js';
 import { Confirms } from './confirms.js';
@@ -21,6 +22,8 @@ export class ChannelPublishes {
   /** Where a request's `reply-to: amq.rabbitmq.reply-to` finds the channel's address. */
   readonly #consumers: ChannelConsumers;
   #confirms: Confirms | undefined;
+  #lastOptions: ExchangePublishOptions | undefined;
+  #lastProperties: MessageProperties | undefined;
 
   constructor(channel: ChannelContext, consumers: ChannelConsumers) {
     this.#channel = channel;
@@ -80,7 +83,7 @@ export class ChannelPublishes {
       counts.totals.publish++;
       counts.exchange(exchange).publish++;
     }
-    const options = publishOptions(properties, replyTo, routingKey, mandatory);
+    const options = this.#options(properties, replyTo, routingKey, mandatory);
     // Confirmed once routed when it asks for no durability (`routed`), else once stored.
     let confirm = seq;
     const stored =
@@ -109,6 +112,35 @@ export class ChannelPublishes {
         }
       },
     );
+  }
+
+  /**
+   * The broker's options of a publish: the last ones again while the publisher sends the same
+   * properties (one object, see `ContentHeaderReader`) to the same routing key, so the broker
+   * normalizes them once and the queue keeps one properties object for the run.
+   */
+  #options(
+    properties: MessageProperties,
+    replyTo: string | undefined,
+    routingKey: string,
+    mandatory: boolean,
+  ): ExchangePublishOptions {
+    const last = this.#lastOptions;
+    if (
+      last !== undefined &&
+      properties === this.#lastProperties &&
+      replyTo === last.replyTo &&
+      routingKey === last.routingKey &&
+      mandatory === last.mandatory
+    ) {
+      return unchangingProperties(last);
+    }
+    const options = unchangingProperties(
+      Object.freeze(publishOptions(properties, replyTo, routingKey, mandatory)),
+    );
+    this.#lastOptions = options;
+    this.#lastProperties = properties;
+    return options;
   }
 
   #return(content: Publish, replyCode: number, replyText: string): void {

@@ -1,6 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { ContentTooLargeError, MqliteError, PreconditionFailedError } from '../../src/errors.js';
-import { normalizeMessage, sharedProperties } from '../../src/message/normalize.js';
+import {
+  normalizeMessage,
+  sharedProperties,
+  unchangingProperties,
+} from '../../src/message/normalize.js';
 import { AmqpTimestamp } from '../../src/message/timestamp.js';
 import type { MessageProperties } from '../../src/message/types.js';
 
@@ -251,5 +255,26 @@ describe('publishing a message', () => {
     expect(sharedProperties(other)).toBe(other);
     const none = { type: 't' };
     expect(sharedProperties(none)).toBe(none);
+  });
+});
+
+describe('properties their owner never changes', () => {
+  test('normalize once: messages published with them share one properties object', () => {
+    const fixed = unchangingProperties({ contentType: 'text/plain', headers: { tenant: 'a' } });
+    const first = normalizeMessage('1', fixed, '', 'q');
+    const second = normalizeMessage('2', fixed, '', 'q');
+    expect(second.properties).toBe(first.properties);
+    expect(second.properties).toEqual({ contentType: 'text/plain', headers: { tenant: 'a' } });
+    // A JSON body adds its content type: not the same normalized properties.
+    expect(normalizeMessage({ n: 1 }, fixed, '', 'q').properties).not.toBe(first.properties);
+  });
+
+  test('others are normalized on every publish, their changes kept', () => {
+    const options: MessageProperties = { headers: { n: 1 } };
+    const first = normalizeMessage('1', options, '', 'q');
+    options.headers!.n = 2;
+    const second = normalizeMessage('2', options, '', 'q');
+    expect(first.properties.headers).toEqual({ n: 1 });
+    expect(second.properties.headers).toEqual({ n: 2 });
   });
 });

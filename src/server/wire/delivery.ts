@@ -7,9 +7,9 @@
 import { EMPTY_PROPERTIES } from '../../message/normalize.js';
 import type { MessageProperties } from '../../message/types.js';
 import { copyInto } from '../../storage/bytes.js';
-import type { Writer } from './bytes.js';
+import { Writer } from './bytes.js';
 import { FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_METHOD, FRAME_OVERHEAD } from './methods.js';
-import { writeContentHeader } from './properties.js';
+import { writeContentHeader, writePropertyList } from './properties.js';
 
 /** A short string's wire bytes: its length octet, then its UTF-8. */
 export function shortstrBytes(value: string): Buffer {
@@ -37,6 +37,35 @@ export class ShortstrCache {
     return this.#bytes;
   }
 }
+
+/**
+ * The encoded property list (flags and values) of the properties a channel delivers again and
+ * again: a queue's neighbouring messages share one properties object, so a run of deliveries
+ * encodes it once. Kept once one object is seen twice in a row, so that a delivery whose
+ * properties are its own (a header added per delivery) costs no copy.
+ */
+export class PropertiesCache {
+  #seen: Readonly<MessageProperties> | undefined;
+  #cached: Readonly<MessageProperties> | undefined;
+  #bytes: Buffer | undefined;
+
+  /** The property list's bytes, or undefined when `properties` is not worth keeping yet. */
+  bytes(properties: Readonly<MessageProperties>): Buffer | undefined {
+    if (properties === this.#cached) return this.#bytes;
+    if (properties !== this.#seen) {
+      this.#seen = properties;
+      return undefined;
+    }
+    const w = new Writer(64);
+    writePropertyList(w, properties);
+    this.#bytes = w.buf.subarray(0, w.pos);
+    this.#cached = properties;
+    return this.#bytes;
+  }
+}
+
+/** The property list of a message without properties: no flags set. */
+const NO_PROPERTIES = Buffer.alloc(2);
 
 /** Largest method frame of a basic.deliver: three short strings and 14 bytes of fixed fields. */
 const METHOD_MAX = 7 + 4 + 3 * 256 + 8 + 1 + 1;
@@ -83,6 +112,7 @@ export function writeDelivery(
   properties: Readonly<MessageProperties>,
   body: Uint8Array,
   frameMax: number,
+  cache: PropertiesCache,
 ): void {
   const size = body.length;
   const chunk = frameMax - FRAME_OVERHEAD;
@@ -99,14 +129,16 @@ export function writeDelivery(
   at = bytesAt(buf, at + 9, exchange);
   at = bytesAt(buf, at, routingKey);
   buf[at++] = FRAME_END;
-  if (properties === EMPTY_PROPERTIES) {
-    at = frameStart(buf, at, FRAME_HEADER, channel, 14);
+  const list = properties === EMPTY_PROPERTIES ? NO_PROPERTIES : cache.bytes(properties);
+  if (list !== undefined) {
+    at = frameStart(buf, at, FRAME_HEADER, channel, 12 + list.length);
     u32(buf, at, 60 << 16);
     u64(buf, at + 4, size);
-    buf[at + 12] = 0;
-    buf[at + 13] = 0;
-    buf[at + 14] = FRAME_END;
-    w.pos = at + 15;
+    w.pos = at + 12;
+    w.ensure(list.length + 1 + size + Math.ceil(size / chunk) * FRAME_OVERHEAD);
+    at = bytesAt(w.buf, w.pos, list);
+    w.buf[at] = FRAME_END;
+    w.pos = at + 1;
   } else {
     const start = frameStart(buf, at, FRAME_HEADER, channel, 0);
     w.pos = start;

@@ -303,6 +303,11 @@ function writeTyped(w: Writer, v: TypedValue): void {
 
 /** Writes a table of plain values; `undefined` values are left out. */
 export function writeTable(w: Writer, table: Readonly<FieldTable> | undefined): void {
+  if (table === undefined || isEmpty(table)) {
+    // Most publishers send an empty table of headers with every message.
+    w.u32(0);
+    return;
+  }
   withLength(w, () => {
     if (!table) return;
     const types = wireTypesOf(table);
@@ -315,6 +320,11 @@ export function writeTable(w: Writer, table: Readonly<FieldTable> | undefined): 
       else writeNumber(w, type, value as number);
     }
   });
+}
+
+function isEmpty(table: Readonly<FieldTable>): boolean {
+  for (const _ in table) return false;
+  return true;
 }
 
 const INT64_MIN = -(2n ** 63n);

@@ -4,7 +4,14 @@
  * partial frame is buffered beyond frame-max.
  */
 import { Buffer } from 'node:buffer';
-import { FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD } from './methods.js';
+import {
+  FRAME_BODY,
+  FRAME_END,
+  FRAME_HEADER,
+  FRAME_HEARTBEAT,
+  FRAME_METHOD,
+  isBasicAck,
+} from './methods.js';
 
 /** Bytes as RabbitMQ prints them in its reply texts (an Erlang binary): `<<0,10>>`. */
 export function octets(bytes: Uint8Array): string {
@@ -24,6 +31,17 @@ export class FrameError extends Error {
  */
 export type FrameHandler = (type: number, channel: number, payload: Buffer) => boolean;
 
+/**
+ * Receives a basic.ack frame read in place (no payload view made: a consumer sends one for every
+ * message): true or false as a {@link FrameHandler} returns, undefined to have the frame go to the
+ * frame handler instead.
+ */
+export type AckHandler = (
+  channel: number,
+  deliveryTag: number,
+  multiple: boolean,
+) => boolean | undefined;
+
 export class FrameParser {
   /** Largest frame accepted, overhead included. */
   frameMax: number;
@@ -39,10 +57,11 @@ export class FrameParser {
   }
 
   /**
-   * Feeds bytes; calls `onFrame` for each complete frame, in order.
+   * Feeds bytes; calls `onFrame` for each complete frame, in order, and `onAck` first for each
+   * basic.ack.
    * @throws FrameError for a frame that cannot be valid.
    */
-  push(chunk: Buffer, onFrame: FrameHandler): void {
+  push(chunk: Buffer, onFrame: FrameHandler, onAck?: AckHandler): void {
     let buf = chunk;
     if (this.#pending) {
       buf = Buffer.concat([this.#pending, chunk]);
@@ -70,6 +89,15 @@ export class FrameParser {
       const end = at + 7 + size;
       if (end >= buf.length) break;
       if (buf[end] !== FRAME_END) throw new FrameError(`frame end marker missing (type ${type})`);
+      if (onAck !== undefined && type === FRAME_METHOD && isBasicAck(buf, at + 7, size)) {
+        const tag = buf.readUInt32BE(at + 11) * 2 ** 32 + buf.readUInt32BE(at + 15);
+        const taken = onAck(channel, tag, buf[at + 19] === 1);
+        if (taken !== undefined) {
+          at = end + 1;
+          if (!taken) break;
+          continue;
+        }
+      }
       const payload = buf.subarray(at + 7, end);
       at = end + 1;
       // Stopped (a blocked connection): the frames after it wait for the next push.

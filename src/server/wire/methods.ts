@@ -27,18 +27,18 @@ function argList(def: MethodDef): readonly (readonly [string, ArgType])[] {
 }
 
 /**
- * Whether a method frame's payload is a basic.ack (class 60, method 80: a delivery tag and the
+ * Whether the method frame payload of `size` bytes at `at` is a basic.ack (class 60, method 80: a delivery tag and the
  * `multiple` bit, nothing else set), the method a consumer sends for every message: it is read
  * in place rather than through the generic decoder.
  */
-export function isBasicAck(payload: Buffer): boolean {
+export function isBasicAck(frame: Uint8Array, at: number, size: number): boolean {
   return (
-    payload.length === 13 &&
-    payload[0] === 0 &&
-    payload[1] === 60 &&
-    payload[2] === 0 &&
-    payload[3] === 80 &&
-    payload[12]! <= 1
+    size === 13 &&
+    frame[at] === 0 &&
+    frame[at + 1] === 60 &&
+    frame[at + 2] === 0 &&
+    frame[at + 3] === 80 &&
+    frame[at + 12]! <= 1
   );
 }
 

@@ -2,8 +2,8 @@
  * The content header of class basic: body size and the fourteen basic properties, each present
  * when its flag bit is set (bit 15 first).
  */
-import type { MessageProperties } from '../../message/types.js';
-import { type Reader, WireSyntaxError, type Writer } from './bytes.js';
+import type { FieldTable, MessageProperties } from '../../message/types.js';
+import { Reader, WireSyntaxError, type Writer } from './bytes.js';
 import { readTable, writeTable } from './field-table.js';
 
 type Kind = 'shortstr' | 'table' | 'octet' | 'timestamp';
@@ -39,6 +39,45 @@ export function readContentHeader(r: Reader): ContentHeader {
   r.u16(); // weight, unused
   const size = r.u64Number();
   if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
+  return { classId, bodySize: size, properties: readPropertyList(r) };
+}
+
+/**
+ * Reads the content headers of one publisher: while their property flags and values are the
+ * same bytes as the last header's, the properties are the same object, decoded once (never to be
+ * changed by whoever reads them).
+ */
+export class ContentHeaderReader {
+  #bytes: Buffer | undefined;
+  #properties: MessageProperties | undefined;
+
+  read(payload: Buffer): ContentHeader {
+    const r = new Reader(payload);
+    const classId = r.u16();
+    r.u16(); // weight, unused
+    const size = r.u64Number();
+    if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
+    const last = this.#bytes;
+    if (last !== undefined && sameBytes(payload, r.pos, last)) {
+      return { classId, bodySize: size, properties: this.#properties! };
+    }
+    const at = r.pos;
+    const properties = readPropertyList(r);
+    this.#bytes = Buffer.from(payload.subarray(at, r.pos));
+    this.#properties = properties;
+    return { classId, bodySize: size, properties };
+  }
+}
+
+/** Whether `payload` from `at` to its end holds exactly `bytes`. */
+function sameBytes(payload: Buffer, at: number, bytes: Buffer): boolean {
+  if (payload.length - at !== bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (payload[at + i] !== bytes[i]) return false;
+  return true;
+}
+
+/** Reads the property flags and the properties they say are set. */
+function readPropertyList(r: Reader): MessageProperties {
   const flags = r.u16();
   if (flags & 1) throw new WireSyntaxError('property flags continuation is not defined for basic');
   // Every property in its slot, undefined when absent: one object shape for every header.
@@ -67,7 +106,7 @@ export function readContentHeader(r: Reader): ContentHeader {
     else value = r.timestamp();
     if (name !== 'clusterId') properties[name] = value;
   }
-  return { classId, bodySize: size, properties: properties as MessageProperties };
+  return properties as MessageProperties;
 }
 
 /** Writes a basic content header's payload. */
@@ -79,19 +118,45 @@ export function writeContentHeader(
   w.u16(60);
   w.u16(0);
   w.u64Number(bodySize);
+  writePropertyList(w, properties);
+}
+
+/** Writes the property flags and the properties set, as a content header carries them. */
+export function writePropertyList(w: Writer, properties: Readonly<MessageProperties>): void {
+  // Each property read by name, in flag order (operands of `|` run left to right): a delivery
+  // writes this for every message.
+  const p = properties as MessageProperties & { readonly clusterId?: string };
   const flagsAt = w.pos;
   w.u16(0);
-  let flags = 0;
-  const values = properties as Record<string, unknown>;
-  for (let i = 0; i < PROPERTIES.length; i++) {
-    const [name, kind] = PROPERTIES[i]!;
-    const value = values[name];
-    if (value === undefined || value === null) continue;
-    flags |= 1 << (15 - i);
-    if (kind === 'shortstr') w.shortstr(String(value));
-    else if (kind === 'octet') w.u8(Number(value) & 0xff);
-    else if (kind === 'table') writeTable(w, value as Record<string, never>);
-    else w.timestamp(value as Date);
-  }
+  const flags =
+    flag(w, p.contentType, 15, SHORTSTR) |
+    flag(w, p.contentEncoding, 14, SHORTSTR) |
+    flag(w, p.headers, 13, TABLE) |
+    flag(w, p.deliveryMode, 12, OCTET) |
+    flag(w, p.priority, 11, OCTET) |
+    flag(w, p.correlationId, 10, SHORTSTR) |
+    flag(w, p.replyTo, 9, SHORTSTR) |
+    flag(w, p.expiration, 8, SHORTSTR) |
+    flag(w, p.messageId, 7, SHORTSTR) |
+    flag(w, p.timestamp, 6, TIMESTAMP) |
+    flag(w, p.type, 5, SHORTSTR) |
+    flag(w, p.userId, 4, SHORTSTR) |
+    flag(w, p.appId, 3, SHORTSTR) |
+    flag(w, p.clusterId, 2, SHORTSTR);
   w.buf.writeUInt16BE(flags, flagsAt);
+}
+
+const SHORTSTR = 0;
+const OCTET = 1;
+const TABLE = 2;
+const TIMESTAMP = 3;
+
+/** Writes a property that is set; returns its flag bit, or 0 when it is not set. */
+function flag(w: Writer, value: unknown, bit: number, kind: number): number {
+  if (value === undefined || value === null) return 0;
+  if (kind === SHORTSTR) w.shortstr(String(value));
+  else if (kind === OCTET) w.u8(Number(value) & 0xff);
+  else if (kind === TABLE) writeTable(w, value as FieldTable);
+  else w.timestamp(value as Date);
+  return 1 << bit;
 }
