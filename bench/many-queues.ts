@@ -18,7 +18,8 @@ import { fsStorage } from '../src/storage/fs/index.js';
 import { isMain, printResults, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 
-const SIZES = [1000, 10_000, 100_000].map(scaled);
+/** The sizes by name; the names stay the same at any scale (a smoke run's parent reads them). */
+const SIZES: Record<string, number> = { '1k': 1000, '10k': 10_000, '100k': 100_000 };
 
 /** Descriptors this process has open (Linux), or NaN elsewhere. */
 function openDescriptors(): number {
@@ -116,12 +117,12 @@ async function measure(queues: number): Promise<BenchResult[]> {
 
 /** One process per size (see bench/index.ts): a size never runs on the heap another left. */
 export const sections: Record<string, () => Promise<BenchResult[]>> = Object.fromEntries(
-  SIZES.map((queues) => [`${queues} queues`, () => measure(queues)]),
+  Object.entries(SIZES).map(([name, queues]) => [name, () => measure(scaled(queues))]),
 );
 
 export async function run(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
-  for (const queues of SIZES) results.push(...(await measure(queues)));
+  for (const queues of Object.values(SIZES)) results.push(...(await measure(scaled(queues))));
   return results;
 }
 
