@@ -3,14 +3,14 @@
  * is then there whole or not at all, nothing is reported lost or damaged (nothing a caller was
  * promised is gone: the declare or delete had not resolved), and the queues declared before keep
  * every publish that resolved. Each test runs the operation once on a disk that forgets what was
- * not fsynced (test/support/power-loss-disk.ts), then reopens every disk a crash after each of its
- * steps may leave.
+ * not fsynced (test/support/power-loss-disk.ts), then reopens every distinct disk a crash after
+ * each of its steps may leave.
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { Broker } from '../../src/broker/broker.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { tempDir as freshDir, removeDataDirs } from '../support/data-dirs.js';
-import { type CrashState, PowerLossDisk } from '../support/power-loss-disk.js';
+import { type CrashState, distinctStates, PowerLossDisk } from '../support/power-loss-disk.js';
 
 afterAll(removeDataDirs);
 
@@ -108,7 +108,7 @@ describe.each(Object.keys(KINDS) as Kind[])('a power cut while a durable %s queu
     const states = disk.crashStates();
     await broker.close();
     expect(states.length).toBeGreaterThan(20);
-    for (const state of states) {
+    for (const state of distinctStates(states)) {
       await reopen(dir, state, async (reopened, present) => {
         if (!present) return;
         const held = await bodies(reopened, 'subject', kind);
@@ -125,7 +125,7 @@ describe.each(Object.keys(KINDS) as Kind[])('a power cut while a durable %s queu
     await broker.deleteQueue('subject');
     const states = disk.crashStates();
     await broker.close();
-    for (const state of states) {
+    for (const state of distinctStates(states)) {
       await reopen(dir, state, async (reopened, present) => {
         if (!present) return;
         const expected = kind === 'stream' ? BEFORE : [...BEFORE].sort();

@@ -10,6 +10,7 @@
  * The lock file and the data directory itself stay on the real file system (the adapter takes
  * them with `node:fs`); everything inside the directory lives here.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { FsIo } from '../../src/storage/fs/io.js';
 
@@ -71,6 +72,39 @@ function dirOf(inodes: Inodes, ino: number): Map<string, number> {
 function ensure(inodes: Inodes, ino: number, kind: Node['kind']): void {
   if (inodes.has(ino)) return;
   inodes.set(ino, kind === 'file' ? { kind, data: Buffer.alloc(0) } : { kind, entries: new Map() });
+}
+
+/** What a reader finds from the root of `inodes`: every path with its kind and bytes. */
+function contentKey(inodes: Inodes): string {
+  const hash = createHash('sha256');
+  const walk = (ino: number, at: string): void => {
+    const node = inodes.get(ino);
+    if (!node) return;
+    if (node.kind === 'file') {
+      hash.update(`f${at}\0${node.data.length}\0`).update(node.data);
+      return;
+    }
+    hash.update(`d${at}\0`);
+    for (const name of [...node.entries.keys()].sort())
+      walk(node.entries.get(name)!, `${at}/${name}`);
+  };
+  walk(0, '');
+  return hash.digest('hex');
+}
+
+/**
+ * `states` without the disks that are, as read from the root, the same as an earlier one's: many
+ * crashes leave one disk (a change lost before the next fsync, the same change alone kept at two
+ * steps), and a disk reopened twice tells nothing new.
+ */
+export function distinctStates(states: readonly CrashState[]): CrashState[] {
+  const seen = new Set<string>();
+  return states.filter((state) => {
+    const key = contentKey(state.inodes);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function errno(code: string, what: string): NodeJS.ErrnoException {

@@ -454,9 +454,9 @@ export class FsLog<T> implements Log<T>, FrameSource {
     this.#files.offsetsBelow = listed.offsetsBelow;
     loadSegments(io, dir, listed.ids, report, this.#segs);
     const resume = listed.tailLost ? listed.offsetsBelow : 1;
-    if (this.#segs.length === 0) {
-      this.#segs.push(this.#files.create(listed.lastId + 1, resume, this.#nextOffset));
-    }
+    // Creating the first segment writes the list (naming it, with a bound past `resume`).
+    const created = this.#segs.length === 0;
+    if (created) this.#segs.push(this.#files.create(listed.lastId + 1, resume, this.#nextOffset));
     this.#active = this.#segs.at(-1)!;
     this.#nextOffset = this.#active.firstOffset + this.#active.span;
     if (marksLost) reportLostMarks(dir, this.#segs, report);
@@ -487,7 +487,7 @@ export class FsLog<T> implements Log<T>, FrameSource {
       this.#roll(resume);
       this.#nextOffset = this.#deletions.durableEnd = resume;
     }
-    if (listed.rewrite || this.#nextOffset >= this.#files.offsetsBelow) {
+    if ((listed.rewrite && !created) || this.#nextOffset >= this.#files.offsetsBelow) {
       this.#files.writeList(this.#nextOffset);
     }
   }

@@ -63,6 +63,8 @@ export class FrameReader {
   runEnd = 0;
 
   readonly #source: FrameSource;
+  /** The window's size once something is read: none is allocated before (see the constructor). */
+  readonly #windowBytes: number;
   #window: Uint8Array;
   #windowFields: DataView;
   /** Whether views of the window were handed out: the next fill then reads into a new one. */
@@ -76,9 +78,14 @@ export class FrameReader {
   #vFrom = 0;
   #vTo = 0;
 
+  /**
+   * The window is allocated by the first read: a log that is written and never read (most of
+   * them, in a broker of many queues) holds none.
+   */
   constructor(source: FrameSource, windowBytes: number) {
     this.#source = source;
-    this.#window = new Uint8Array(windowBytes);
+    this.#windowBytes = windowBytes;
+    this.#window = new Uint8Array(0);
     this.#windowFields = fieldsOf(this.#window);
     this.bytes = this.#window;
     this.fields = this.#windowFields;
@@ -300,7 +307,8 @@ export class FrameReader {
   #fill(seg: Segment, pos: number, length: number): number {
     const size = this.#window.length;
     if (length > size || this.#lent) {
-      this.#window = new Uint8Array(length > size ? Math.max(length, size * 2) : size);
+      const grown = length > size ? Math.max(length, size * 2, this.#windowBytes) : size;
+      this.#window = new Uint8Array(grown);
       this.#windowFields = fieldsOf(this.#window);
     }
     this.#lent = false;
