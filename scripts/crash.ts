@@ -47,6 +47,9 @@ const total: CrashLoopResult = {
   structuralKills: 0,
   delayedTwice: 0,
   tornCut: 0,
+  deadLettered: 0,
+  deadLettersChecked: 0,
+  deadLetterDuplicates: 0,
   reopenMs: [],
 };
 const started = performance.now();
@@ -63,7 +66,7 @@ try {
         onRun: (run, so) => {
           if (run % 25 !== 0) return;
           process.stderr.write(
-            `${policy} #${i}: ${run}/${share} kills, ${so.resolvedChecked} resolved checked, ${so.losses} lost, ${so.delayedTwice} delayed routed twice\n`,
+            `${policy} #${i}: ${run}/${share} kills, ${so.resolvedChecked} resolved checked, ${so.losses} lost, ${so.delayedTwice} delayed routed twice, ${so.deadLettersChecked} dead letters checked\n`,
           );
         },
       });
@@ -78,6 +81,9 @@ try {
     total.structuralKills += result.structuralKills;
     total.delayedTwice += result.delayedTwice;
     total.tornCut += result.tornCut;
+    total.deadLettered += result.deadLettered;
+    total.deadLettersChecked += result.deadLettersChecked;
+    total.deadLetterDuplicates += result.deadLetterDuplicates;
     total.reopenMs.push(...result.reopenMs);
   }
 } finally {
@@ -92,6 +98,13 @@ console.log(`corrupt deliveries         ${total.corrupt}`);
 console.log(`kills in declare or delete ${total.structuralKills}`);
 console.log(`delayed routed twice       ${total.delayedTwice} (routed at a kill, again after it)`);
 console.log(`torn last writes cut       ${total.tornCut}`);
+console.log(
+  `quorum dead-letterings     ${total.deadLettered} (rejected or past the delivery limit)`,
+);
+console.log(`dead letters checked       ${total.deadLettersChecked} (in the target at a check)`);
+console.log(
+  `dead letters found again   ${total.deadLetterDuplicates} (at-least-once, after a kill)`,
+);
 console.log(
   `reopen p50 / p99           ${percentile(sorted, 50).toFixed(1)} ms / ${percentile(sorted, 99).toFixed(1)} ms`,
 );

@@ -1,6 +1,6 @@
 /**
- * The crash loop in CI: a worker process works all four queue kinds and a delayed exchange on a
- * data directory and is killed with SIGKILL at seeded random moments; after each kill the
+ * The crash loop in CI: a worker process works all five queue kinds (the quorum queue
+ * dead-lettering `at-least-once`) and a delayed exchange on a data directory and is killed with SIGKILL at seeded random moments; after each kill the
  * directory is reopened and checked against everything the worker reported (see
  * test/support/crash-loop/harness.ts).
  * `npm run crash -- --kills N` runs the long version.
@@ -39,6 +39,8 @@ describe('crash loop: SIGKILL at random moments loses nothing that resolved', ()
           // Every kill after the worker was up came after a resolved publish: each checked one.
           expect(result.resolvedChecked).toBeGreaterThanOrEqual(KILLS - result.earlyKills);
           expect([result.losses, result.corrupt]).toEqual([0, 0]);
+          // The quorum queue dead-lettered while being killed, at-least-once.
+          expect(result.deadLettered).toBeGreaterThan(0);
         },
         LOOP_TIMEOUT,
       );

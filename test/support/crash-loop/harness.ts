@@ -10,6 +10,11 @@
  * - each LVQ key holds a value at least as new as its latest resolved one;
  * - nothing is damaged, and a scratch queue (declared and deleted now and then, never published
  *   to) is there empty or not there;
+ * - every resolved publish to the quorum queue (which dead-letters `at-least-once`) is still in
+ *   it, or in its dead-letter target, or was acked from there: never lost between the two. A
+ *   dead letter found twice (in both, or twice in the target, or again after its ack) is
+ *   counted; it may come only from a kill: the worker never dead-letters an id twice in one run,
+ *   and the target never holds more copies of an id than the worker dead-lettered it;
  * - every resolved delayed publish not acked since is still held or was routed to its queue,
  *   none was delivered before it was due; one routed again after recovery though routed before
  *   the kill (delivered to the worker, or in its queue at reopen) is counted, and must have
@@ -31,6 +36,7 @@ import {
   type PolicyName,
   QUEUE_NAMES,
   QUEUES,
+  QUORUM_DEAD,
   type QueueName,
   READER,
   random,
@@ -69,6 +75,15 @@ export interface CrashLoopResult {
   delayedTwice: number;
   /** Torn last writes that reopening cut (and reported). */
   tornCut: number;
+  /** Quorum deliveries the worker rejected or requeued past the delivery limit (`D` lines). */
+  deadLettered: number;
+  /** Dead letters found in the quorum queue's target at a check (each checked). */
+  deadLettersChecked: number;
+  /**
+   * Quorum dead letters found again: in the source and the target, twice in the target, or in
+   * the target after an ack (at-least-once allows them after a kill).
+   */
+  deadLetterDuplicates: number;
   /** Milliseconds each reopen (`Broker.open` on the crashed directory) took. */
   readonly reopenMs: number[];
 }
@@ -93,14 +108,24 @@ class Ledger {
   readonly pending = new Map<Target, Set<number>>([
     ['classic', new Set()],
     ['prio', new Set()],
+    ['quorum', new Set()],
     [DELAYED, new Set()],
   ]);
   /** Acked before their publish resolved (a consumer may get a message that early). */
   readonly ackedEarly = new Map<Target, Set<number>>([
     ['classic', new Set()],
     ['prio', new Set()],
+    ['quorum', new Set()],
     [DELAYED, new Set()],
   ]);
+  /** How many times the worker dead-lettered each quorum id (`D` lines). */
+  readonly deadLettered = new Map<number, number>();
+  /** Quorum ids dead-lettered in this run. */
+  readonly deadLetteredThisRun = new Set<number>();
+  /** Quorum ids whose dead letter the worker acked from the target. */
+  readonly deadAcked = new Set<number>();
+  /** Quorum ids the worker dead-lettered twice in one run. */
+  readonly deadLetteredTwice: string[] = [];
   /** Delayed messages the worker got before they were due. */
   readonly early: string[] = [];
   /** Delayed messages the worker got (acked or about to be). */
@@ -124,6 +149,16 @@ class Ledger {
     const [kind, queue, a, b] = line.split(' ') as [string, QueueName, string, string?];
     if (kind === 'E') {
       this.early.push(line);
+    } else if (kind === 'D') {
+      const id = Number(a);
+      this.deadLettered.set(id, (this.deadLettered.get(id) ?? 0) + 1);
+      if (this.deadLetteredThisRun.has(id)) this.deadLetteredTwice.push(line);
+      this.deadLetteredThisRun.add(id);
+    } else if (kind === 'A' && queue === (QUORUM_DEAD as string)) {
+      // The dead letter of a quorum id acked from the target: its journey is over.
+      const id = Number(a);
+      this.deadAcked.add(id);
+      if (!this.pending.get('quorum')!.delete(id)) this.ackedEarly.get('quorum')!.add(id);
     } else if (kind === 'Q') {
       this.structural = queue !== ('done' as string);
     } else if (kind === 'S') {
@@ -157,6 +192,9 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     structuralKills: 0,
     delayedTwice: 0,
     tornCut: 0,
+    deadLettered: 0,
+    deadLettersChecked: 0,
+    deadLetterDuplicates: 0,
     reopenMs: [],
   };
   for (let run = 1; run <= options.kills; run++) {
@@ -165,6 +203,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRes
     const delay = rand() * (early ? 300 : (options.maxDelayMs ?? 80));
     const stderr = await runAndKill(worker, options, run, early, delay, ledger);
     result.kills++;
+    ledger.deadLetteredThisRun.clear();
     if (early) result.earlyKills++;
     if (ledger.structural) result.structuralKills++;
     ledger.structural = false;
@@ -239,6 +278,53 @@ function runAndKill(
       } else resolve(stderr);
     });
   });
+}
+
+/**
+ * The quorum queue and its dead-letter target: every resolved id not acked from the target is in
+ * one of them; copies beyond one are counted, and never more in the target than the worker
+ * dead-lettered.
+ */
+async function checkQuorum(
+  broker: Broker,
+  ledger: Ledger,
+  result: CrashLoopResult,
+  bad: (queue: Target, body: string, where: string) => number | undefined,
+): Promise<string[]> {
+  const violations = ledger.deadLetteredTwice
+    .splice(0)
+    .map((line) => `quorum: dead-lettered twice in one run: ${line}`);
+  result.deadLettered = [...ledger.deadLettered.values()].reduce((sum, n) => sum + n, 0);
+  const source = await broker.queue('quorum', QUEUES.quorum);
+  const inSource = new Set<number>();
+  for (let m = await source.get({ noAck: false }); m; m = await source.get({ noAck: false })) {
+    const id = bad('quorum', m.bodyString(), 'get');
+    if (id === undefined) continue;
+    if (inSource.has(id)) violations.push(`quorum: id ${id} delivered twice`);
+    inSource.add(id);
+  }
+  const target = await broker.queue(QUORUM_DEAD, { durable: true });
+  const copies = new Map<number, number>();
+  for (let m = await target.get({ noAck: false }); m; m = await target.get({ noAck: false })) {
+    const id = bad('quorum', m.bodyString(), QUORUM_DEAD);
+    if (id === undefined) continue;
+    result.deadLettersChecked++;
+    const n = (copies.get(id) ?? 0) + 1;
+    copies.set(id, n);
+    if (n > 1 || inSource.has(id) || ledger.deadAcked.has(id)) result.deadLetterDuplicates++;
+    if (n > (ledger.deadLettered.get(id) ?? 0)) {
+      violations.push(
+        `${QUORUM_DEAD}: ${n} copies of quorum id ${id}, dead-lettered ${ledger.deadLettered.get(id) ?? 0} times`,
+      );
+    }
+  }
+  for (const id of ledger.pending.get('quorum')!) {
+    if (!inSource.has(id) && !copies.has(id)) {
+      result.losses++;
+      violations.push(`quorum: resolved id ${id} is in neither quorum nor ${QUORUM_DEAD}`);
+    }
+  }
+  return violations;
 }
 
 /** Reopens the directory and checks it; returns the violations found. */
@@ -343,6 +429,8 @@ async function check(dir: string, ledger: Ledger, result: CrashLoopResult): Prom
         violations.push(`lvq: key ${key} holds ${value ?? 'nothing'}, latest resolved ${latest}`);
       }
     }
+    violations.push(...(await checkQuorum(broker, ledger, result, bad)));
+
     // The delayed exchange: routed all it holds (all due on this clock), none early, none lost,
     // none routed again that was routed before the kill unless it was settling then.
     await broker.exchange(DELAYED, 'x-delayed-message', DELAYED_DECLARATION);

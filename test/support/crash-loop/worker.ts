@@ -1,7 +1,8 @@
 /**
- * The crash loop's worker: opens a broker on a data directory and works its four queues and a
- * delayed exchange until killed, printing (see `WorkerLine`) every publish it starts and every
- * one that resolved, every ack before it is made, and a delayed message delivered early.
+ * The crash loop's worker: opens a broker on a data directory and works its five queues, a
+ * delayed exchange and the quorum queue's dead letters until killed, printing (see `WorkerLine`)
+ * every publish it starts and every one that resolved, every ack and every settlement that
+ * dead-letters before it is made, and a delayed message delivered early.
  *
  * Usage: node worker.mjs <dir> <always|interval> <seed> <run>
  */
@@ -21,6 +22,9 @@ import {
   type PolicyName,
   QUEUE_NAMES,
   QUEUES,
+  QUORUM_DEAD,
+  QUORUM_DELIVERY_LIMIT,
+  QUORUM_DLX,
   type QueueName,
   READER,
   random,
@@ -38,20 +42,31 @@ const rand = random(Number(seedArg) * 7919 + run);
 const print = (text: string) => writeSync(1, text);
 
 const broker = await Broker.open({ storage: fsStorage({ dir, fsync: fsyncOf(policy) }) });
+// The quorum queue's dead-letter target, before the queue: its dead letters route from the start.
+await broker.exchange(QUORUM_DLX, 'fanout', { durable: true });
+const dead = await broker.queue(QUORUM_DEAD, { durable: true });
+await dead.bind(QUORUM_DLX);
 const queues = Object.fromEntries(
   await Promise.all(
     QUEUE_NAMES.map(async (name) => [name, await broker.queue(name, QUEUES[name])]),
   ),
 ) as Record<QueueName, Awaited<ReturnType<typeof broker.queue>>>;
 
-/** Acks are printed, in one write, before they are made. */
-function acker(label: (m: Message) => string) {
+/**
+ * Acks (or another settlement, `settle`) are printed, in one write, before they are made:
+ * `<kind> <label>` lines.
+ */
+function acker(
+  label: (m: Message) => string,
+  kind = 'A',
+  settle = (m: Message): Promise<void> => m.ack(),
+) {
   let batch: Message[] = [];
   const flush = () => {
     const taken = batch;
     batch = [];
-    print(taken.map((m) => `A ${label(m)}\n`).join(''));
-    for (const m of taken) void m.ack();
+    print(taken.map((m) => `${kind} ${label(m)}\n`).join(''));
+    for (const m of taken) void settle(m);
   };
   return (m: Message) => {
     if (batch.length === 0) queueMicrotask(flush);
@@ -65,6 +80,25 @@ for (const name of ['classic', 'prio'] as const) {
     acker((m) => `${name} ${idOfBody(name, m.bodyString())}`),
   );
 }
+/**
+ * The quorum queue's deliveries are never acked: even ids are rejected, odd ones requeued until
+ * the delivery limit dead-letters them. `D` lines, printed before, name each that dead-letters.
+ */
+const quorumId = (m: Message) => idOfBody('quorum', m.bodyString()) ?? 0;
+const deadLetter = acker(
+  (m) => `quorum ${quorumId(m)}`,
+  'D',
+  (m) => (quorumId(m) % 2 === 0 ? m.reject(false) : m.nack(true)),
+);
+await queues.quorum.subscribe({ manualAck: true, prefetch: 32 }, (m) => {
+  const earlier = Number(m.properties.headers?.['x-delivery-count'] ?? 0);
+  if (quorumId(m) % 2 === 0 || earlier + 1 > QUORUM_DELIVERY_LIMIT) deadLetter(m);
+  else void m.nack(true);
+});
+await dead.subscribe(
+  { manualAck: true, prefetch: 16 },
+  acker((m) => `${QUORUM_DEAD} ${idOfBody('quorum', m.bodyString())}`),
+);
 await queues.stream.subscribe(
   { tag: READER, manualAck: true, prefetch: 256 },
   acker((m) => `stream ${m.properties.headers?.['x-stream-offset']}`),
@@ -139,9 +173,14 @@ for (;;) {
     const properties =
       key !== undefined ? { headers: { k: key } } : priority !== undefined ? { priority } : {};
     published.push(
-      queues[name]
-        .publish(bodyOf(name, id), properties)
-        .then(() => `P ${name} ${id}${key === undefined ? '' : ` ${key}`}\n`),
+      queues[name].publish(bodyOf(name, id), properties).then(
+        () => `P ${name} ${id}${key === undefined ? '' : ` ${key}`}\n`,
+        // The full quorum queue refuses (reject-publish): not resolved, nothing to print.
+        (error: unknown) => {
+          if (name === 'quorum') return '';
+          throw error;
+        },
+      ),
     );
   }
   inFlight.push(Promise.all(published).then((lines) => void print(lines.join(''))));

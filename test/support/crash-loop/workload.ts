@@ -5,7 +5,29 @@
  */
 import type { FsyncPolicy } from '../../../src/storage/fs/index.js';
 
+/**
+ * The dead-letter exchange of the quorum queue (durable fanout) and its target, a durable classic
+ * queue the worker consumes and acks.
+ */
+export const QUORUM_DLX = 'quorum-dlx';
+export const QUORUM_DEAD = 'quorum-dead';
+/**
+ * The quorum queue's delivery limit: the worker rejects (`requeue: false`) the deliveries of even
+ * ids and requeues those of odd ids, which the limit then dead-letters.
+ */
+export const QUORUM_DELIVERY_LIMIT = 1;
+
 export const QUEUES = {
+  quorum: {
+    arguments: {
+      'x-queue-type': 'quorum',
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
+      'x-dead-letter-exchange': QUORUM_DLX,
+      'x-delivery-limit': QUORUM_DELIVERY_LIMIT,
+      'x-max-length': 400,
+    },
+  },
   stream: { arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 64 * 1024 } },
   prio: { arguments: { 'x-max-priority': 5 } },
   classic: { arguments: {} },
@@ -60,7 +82,10 @@ export function idOfBody(queue: Target, body: string): number | undefined {
  * - `R`: open and consuming;
  * - `S <queue> <first> <last>`: about to publish ids first..last;
  * - `P <queue> <id> [key]`: the publish resolved;
- * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset);
+ * - `A <queue> <id>`: about to ack (for the stream, `<id>` is the offset; `A quorum-dead <id>`:
+ *   about to ack the dead letter of quorum id `<id>`);
+ * - `D quorum <id>`: about to reject or requeue a delivery of the quorum queue in a way that
+ *   dead-letters it (rejected, or past the delivery limit);
  * - `Q declare|delete <queue>`: about to declare or delete a scratch queue; `Q done <queue>`:
  *   that resolved;
  * - `E delayed <id> <due> <now>`: a delayed message was delivered before it was due.
