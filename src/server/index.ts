@@ -26,8 +26,8 @@ export {
   ServerFaults,
 } from './faults.js';
 export type { ServerLimits } from './limits.js';
-export type { PermissionPatterns } from './permissions.js';
 export type { MemoryAlarmOptions } from './memory-alarm.js';
+export type { PermissionPatterns } from './permissions.js';
 export type { ResourceAlarm } from './resource-alarm.js';
 export type { AmqpServer, ListenOptions } from './server.js';
 export { Reader, Writer } from './wire/bytes.js';
