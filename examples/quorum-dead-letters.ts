@@ -4,7 +4,8 @@
  * `at-least-once`. The dead-letter exchange does not exist yet when the first order fails, so the
  * dead letter stays in the orders queue, counted against its length limit (once the queue is full
  * the next publish is refused), until the operator declares it; the broker tries again 180 s
- * later, on a manual clock here.
+ * later, on a manual clock here. A queue that refused a publish takes them again once it is back
+ * to 80% of its limit, as RabbitMQ's quorum queues do.
  */
 import amqplib from 'amqplib';
 import { Broker } from 'mqlite';
@@ -82,6 +83,9 @@ console.log(
   dead?.bodyString(),
   dead?.properties.headers?.['x-first-death-reason'],
 );
+// A full quorum queue takes publishes again once it is back to 80% of its limit: here, one order.
+console.log('still full:', !(await app.submit('order 7')));
+console.log('taken:', await app.take());
 console.log('room again:', await app.submit('order 7'));
 
 await app.close();
