@@ -6,6 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { StorageError } from '../errors.js';
+import { makeDataDirectory } from '../storage/fs/data-dir.js';
 import { isDataDirectory, nodeIo } from '../storage/fs/index.js';
 import { decodeName } from '../storage/fs/names.js';
 import { DirectoryError } from './command.js';
@@ -45,4 +47,20 @@ export function vhostDirectories(given: string, only?: string): VhostDirectory[]
   throw new DirectoryError(
     `'${given}' holds no data of vhost '${only}' (no data directory ${path.relative(dir, target)}); its vhosts: ${all.map((v) => `'${v.vhost}'`).join(', ')}`,
   );
+}
+
+/**
+ * Creates the data directory `serve --data` was given when it is missing, so that a path that
+ * cannot be one is refused as the operator's mistake it is, before anything listens.
+ * @throws DirectoryError when it cannot be made (a parent is a file, no permission, ...).
+ */
+export function createDataDirectory(given: string): void {
+  try {
+    makeDataDirectory(path.resolve(given));
+  } catch (error) {
+    if (!(error instanceof StorageError)) throw error;
+    const why = error.ioCode === 'ENOTDIR' ? 'not a directory' : (error.ioCode ?? 'failed');
+    const where = error.file === undefined ? why : `'${error.file}': ${why}`;
+    throw new DirectoryError(`'${given}': cannot create the data directory (${where})`);
+  }
 }

@@ -7,6 +7,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { listen } from '../management/listen.js';
 import type { ConnectionEvent } from '../server/events.js';
 import { type CliIo, type Command, EXIT } from './command.js';
+import { createDataDirectory } from './data-directories.js';
 import { parseServeOptions, SERVE_USAGE } from './serve/options.js';
 import { parentGone } from './serve/parent-watch.js';
 import { closeVhostBrokers, openVhostBrokers } from './serve/vhost-brokers.js';
@@ -16,6 +17,7 @@ export const serve: Command = {
   usage: SERVE_USAGE,
   async run(args: readonly string[], io: CliIo): Promise<number> {
     const options = parseServeOptions(args, io.env);
+    if (options.data !== undefined) createDataDirectory(options.data);
     const brokers = await openVhostBrokers(options.users.vhosts, {
       data: options.data,
       config: options.config,

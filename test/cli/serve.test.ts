@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
@@ -104,6 +104,17 @@ describe('mqlite serve', () => {
     expect(refused.stderr).toContain(
       '--shovel up: PRECONDITION_FAILED - Validation failed: Key "dest-uri" not found in up',
     );
+  });
+
+  it('refuses a --data path that cannot be a directory, exit 2, with no INTERNAL_ERROR', async () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'not a directory');
+    const run = await runCli(['serve', '--data', join(file, 'data'), '--port', '0']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `mqlite serve: '${join(file, 'data')}': cannot create the data directory ('${file}': not a directory)\n`,
+    );
+    expect(run.stdout).toBe('');
   });
 
   it('exits 1 naming the port when it is taken', async () => {
