@@ -14,6 +14,12 @@ const gc = (globalThis as { gc?: () => void }).gc;
  */
 export const SMOKE = process.env.BENCH_SMOKE === '1';
 
+/**
+ * Port of the LavinMQ the peer rows compare with (`LAVINMQ_PORT`; 5680, where CI starts it with
+ * `../shared/lavinmq/start 5680`).
+ */
+export const LAVINMQ_PORT = Number(process.env.LAVINMQ_PORT ?? 5680);
+
 /** The factor on message counts: `BENCH_SCALE` (0.1 for a quick run), or a thousandth in a smoke run. */
 export const SCALE = SMOKE ? 0.001 : Number(process.env.BENCH_SCALE ?? 1);
 

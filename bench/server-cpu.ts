@@ -7,7 +7,7 @@
  * - CPU per message: publish (confirms off, and on with 1000 in flight), consume with ack at
  *   prefetch 1000, and a publish through a topic exchange to 10 queues (per message published);
  *   on `mqlite serve` (memory, and fs with `--data`) as a child process, LavinMQ
- *   (`LAVINMQ_PORT`, default 5720; `../shared/lavinmq/start 5720`) and RabbitMQ (`AMQP_URL`).
+ *   (`LAVINMQ_PORT`, default 5680; `../shared/lavinmq/start 5680`) and RabbitMQ (`AMQP_URL`).
  *   Rounds take turns across servers; each figure is the median, with the range of the rounds.
  * - Aggregate: 4 publisher and 4 consumer processes, one queue per pair, all at once: messages
  *   consumed a second, and the server's CPU per message under that load.
@@ -23,13 +23,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import amqplib from 'amqplib';
-import { isMain, printResults, SMOKE, scaled } from './harness.js';
+import { isMain, LAVINMQ_PORT, printResults, SMOKE, scaled } from './harness.js';
 import type { BenchResult } from './types.js';
 import { BODY, connect, type WireClient } from './wire/clients.js';
 import { rssOf } from './wire/server-process.js';
 
 const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5720);
 const ROUNDS = SMOKE ? 1 : Number(process.env.CPU_ROUNDS ?? 3);
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
@@ -313,7 +312,11 @@ async function memoryHolding(server: Server, n: number): Promise<BenchResult> {
 export async function run(): Promise<BenchResult[]> {
   const memory = await serveMqlite('mqlite', undefined);
   const fs = await serveMqlite('mqlite fs', mkdtempSync(path.join(os.tmpdir(), 'mqlite-cpu-')));
-  const lavin = await peer('lavinmq', `amqp://guest:guest@127.0.0.1:${lavinPort}`, scaled(200_000));
+  const lavin = await peer(
+    'lavinmq',
+    `amqp://guest:guest@127.0.0.1:${LAVINMQ_PORT}`,
+    scaled(200_000),
+  );
   const rabbit = await peer('rabbitmq', rabbitUrl, scaled(20_000));
   const peers = [lavin, rabbit].filter((s) => s !== undefined);
   try {

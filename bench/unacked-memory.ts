@@ -3,20 +3,19 @@
  * that never acks takes `MESSAGES` persistent 100-byte messages, published with confirms, from
  * a server on fs storage (`mqlite serve --data`) in a process of its own; then the queue is
  * deleted. Figures: the server's resident memory grown per unacked message, what stays after
- * the delete, and the same on LavinMQ (`LAVINMQ_PORT`, default 5687; start it with
- * `/work/shared/lavinmq/start 5687`) measured in the same run.
+ * the delete, and the same on LavinMQ (`LAVINMQ_PORT`, default 5680; start it with
+ * `../shared/lavinmq/start 5680`) measured in the same run.
  *
  * Standalone: `node --expose-gc --import tsx bench/unacked-memory.ts` (`BENCH_SCALE=0.1` for a
  * quick run).
  */
 import { readFile } from 'node:fs/promises';
 import amqplib from 'amqplib';
-import { isMain, printResults, SCALE } from './harness.js';
+import { isMain, LAVINMQ_PORT, printResults, SCALE } from './harness.js';
 import type { BenchResult } from './types.js';
 import { rssOf, spawnServer } from './wire/server-process.js';
 
 const MESSAGES = Math.round(1_000_000 * SCALE);
-const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5687);
 const BODY = Buffer.alloc(100, 'x');
 /** Confirms awaited per batch of publishes. */
 const WINDOW = 5000;
@@ -106,16 +105,18 @@ export async function run(): Promise<BenchResult[]> {
   } finally {
     await server.stop();
   }
-  const pidFile = `${process.env.TMPDIR ?? '/tmp'}/lavinmq-${lavinPort}/pid`;
+  const pidFile = `${process.env.TMPDIR ?? '/tmp'}/lavinmq-${LAVINMQ_PORT}/pid`;
   const lavinPid = await readFile(pidFile, 'utf8').then(
     (s) => s.trim(),
     () => undefined,
   );
   if (lavinPid === undefined) {
-    console.log(`LavinMQ left out: no ${pidFile} (start it with its script on ${lavinPort})`);
+    console.log(`LavinMQ left out: no ${pidFile} (start it with its script on ${LAVINMQ_PORT})`);
     return results;
   }
-  const lavin = await scenario(`amqp://guest:guest@127.0.0.1:${lavinPort}`, () => rssOf(lavinPid));
+  const lavin = await scenario(`amqp://guest:guest@127.0.0.1:${LAVINMQ_PORT}`, () =>
+    rssOf(lavinPid),
+  );
   results.push(...rows('LavinMQ', lavin));
   return results;
 }

@@ -1,6 +1,6 @@
 /**
  * mqlite's AMQP 0-9-1 server against the local RabbitMQ 3.10 (`AMQP_URL`) and a LavinMQ 2.9.1
- * (`LAVINMQ_PORT`, default 5681; `../shared/lavinmq/start 5681`), through the same clients,
+ * (`LAVINMQ_PORT`, default 5680; `../shared/lavinmq/start 5680`), through the same clients,
  * in the same run, taking turns:
  *
  * - throughput: publish (confirms off and on) and consume-with-ack of 100-byte messages over
@@ -25,15 +25,14 @@ import amqplib from 'amqplib';
 import { Broker } from '../src/broker/broker.js';
 import { PROTOCOL_HEADER } from '../src/server/handshake.js';
 import { listen } from '../src/server/server.js';
-import { isMain, printResults, SMOKE } from './harness.js';
+import { isMain, LAVINMQ_PORT, printResults, SMOKE } from './harness.js';
 import type { BenchResult } from './types.js';
 import { BODY, CLIENTS, type ClientName, connect, type WireClient } from './wire/clients.js';
 import { rssOf, spawnServer } from './wire/server-process.js';
 import { listenSink, portOf } from './wire/sink.js';
 
 const rabbitUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const lavinPort = Number(process.env.LAVINMQ_PORT ?? 5681);
-const lavinUrl = `amqp://guest:guest@127.0.0.1:${lavinPort}`;
+const lavinUrl = `amqp://guest:guest@127.0.0.1:${LAVINMQ_PORT}`;
 /** LavinMQ's start and stop scripts (default: `../shared/lavinmq` beside the main checkout). */
 const lavinScripts = process.env.LAVINMQ_HOME ?? '/work/shared/lavinmq';
 const ROUNDS = SMOKE ? 1 : Number(process.env.WIRE_ROUNDS ?? 5);
@@ -248,7 +247,7 @@ async function start(): Promise<BenchResult[]> {
   if (SMOKE) return results;
   // Two LavinMQs cannot run side by side (both bind 5679): the one of the other rows is
   // restarted, and left running, with a fresh data directory.
-  const port = lavinPort;
+  const port = LAVINMQ_PORT;
   const script = (name: string) => promisify(execFile)(`${lavinScripts}/${name}`, [String(port)]);
   const lavin: number[] = [];
   try {
@@ -409,7 +408,7 @@ async function memory(): Promise<BenchResult[]> {
     await child.stop();
   }
   const { readFile } = await import('node:fs/promises');
-  const pidFile = `${process.env.TMPDIR ?? '/tmp'}/lavinmq-${lavinPort}/pid`;
+  const pidFile = `${process.env.TMPDIR ?? '/tmp'}/lavinmq-${LAVINMQ_PORT}/pid`;
   const lavinPid = await readFile(pidFile, 'utf8').then(
     (s) => s.trim(),
     () => undefined,
