@@ -49,6 +49,15 @@ await using rabbit = await startBroker({ storage: 'fs', clock: true });
 const worker = new Worker(rabbit.getAmqpUrl(), rabbit.clock);
 await worker.start();
 
+/**
+ * An ack is a one-way frame: until the broker has read it, the delivery is unacknowledged, and a
+ * connection lost or a broker restarted then delivers it again (at least once, as on RabbitMQ).
+ * The test waits for the broker to hold nothing before it breaks the connection.
+ */
+function acked(queue: string): boolean {
+  return rabbit.broker.queues().find((q) => q.name === queue)?.messages === 0;
+}
+
 /** Publishes a persistent job from a connection of its own, as the application does. */
 async function publish(job: string): Promise<void> {
   const connection = await amqplib.connect(rabbit.getAmqpUrl());
@@ -60,6 +69,7 @@ async function publish(job: string): Promise<void> {
 
 await publish('job 1');
 await until('job 1', () => worker.done.includes('job 1'));
+await until('the ack of job 1', () => acked('jobs'));
 console.log(`done: ${worker.done.join(', ')}`);
 
 // The network drops the worker's connection: no close frame, the socket is simply gone.
@@ -72,6 +82,7 @@ rabbit.clock.advance(1);
 await until('the reconnect', () => worker.connected);
 await until('job 2', () => worker.done.includes('job 2'));
 console.log(`1 ms more: reconnected, done: ${worker.done.join(', ')}`);
+await until('the ack of job 2', () => acked('jobs'));
 
 // The broker restarts: every connection closed (320), durable queues back from disk.
 await rabbit.restart();
