@@ -112,20 +112,15 @@ export class AmqpChannel implements ChannelContext {
     return toAmqpException(error, this.host.broker.closed);
   }
 
-  /** Handles a content header frame. */
-  onHeader(payload: Buffer): void {
-    if (this.#state === 'open') this.#contentFrame(true, payload);
-  }
-
-  /** Handles a content body frame. */
-  onBody(payload: Buffer): void {
-    if (this.#state === 'open') this.#contentFrame(false, payload);
-  }
-
-  #contentFrame(header: boolean, payload: Buffer): void {
+  /** Handles a content header frame (`header`) or body frame, its payload `bytes[start, end)`. */
+  onContent(header: boolean, bytes: Buffer, start: number, end: number): void {
+    if (this.#state !== 'open') return;
     let publish: Publish | undefined;
     try {
-      publish = header ? this.#content.header(payload) : this.#content.body(payload);
+      // A header is read in place; a body is kept, so it gets a view.
+      publish = header
+        ? this.#content.header(bytes, start, end)
+        : this.#content.body(bytes.subarray(start, end));
     } catch (error) {
       if (!(error instanceof AmqpException) || error.closesConnection) throw error;
       this.exception(error, 60, 40);

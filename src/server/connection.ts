@@ -445,8 +445,13 @@ export class AmqpConnection implements ChannelHost {
     }
   }
 
-  readonly #frameHandler = (type: number, channel: number, payload: Buffer): boolean =>
-    this.#onFrame(type, channel, payload);
+  readonly #frameHandler = (
+    type: number,
+    channel: number,
+    bytes: Buffer,
+    start: number,
+    end: number,
+  ): boolean => this.#onFrame(type, channel, bytes, start, end);
   readonly #ackHandler = (channel: number, tag: number, multiple: boolean): boolean | undefined =>
     this.#onAck(channel, tag, multiple);
 
@@ -467,42 +472,44 @@ export class AmqpConnection implements ChannelHost {
     return (this.#state as ConnectionState) !== 'ended';
   }
 
-  #onFrame(type: number, channelId: number, payload: Buffer): boolean {
+  /** A frame, `bytes[start, end)` its payload: views are made only off the paths of a publish. */
+  #onFrame(type: number, channelId: number, bytes: Buffer, start: number, end: number): boolean {
     if (this.#state === 'ended') return false;
     if (type === FRAME_HEARTBEAT) {
-      checkHeartbeat(type, channelId, payload);
+      checkHeartbeat(type, channelId, bytes.subarray(start, end));
       return true;
     }
     if (this.#state === 'closing') {
       // After connection.close only close and close-ok count (AMQP 0-9-1 §4.2.8).
-      if (type === FRAME_METHOD && channelId === 0 && payload.length >= 4) {
-        this.#onClosingMethod(payload.readUInt16BE(0), payload.readUInt16BE(2));
+      if (type === FRAME_METHOD && channelId === 0 && end - start >= 4) {
+        this.#onClosingMethod(bytes.readUInt16BE(start), bytes.readUInt16BE(start + 2));
       }
       return (this.#state as ConnectionState) !== 'ended';
     }
-    if (channelId !== 0 && this.#state !== 'running') throw unexpectedFrame(type, payload);
+    if (channelId !== 0 && this.#state !== 'running') {
+      throw unexpectedFrame(type, bytes.subarray(start, end));
+    }
     if (type === FRAME_HEADER || type === FRAME_BODY) {
-      if (channelId === 0) throw unexpectedFrame(type, payload);
+      if (channelId === 0) throw unexpectedFrame(type, bytes.subarray(start, end));
       const channel = this.#channels.get(channelId);
       if (!channel) {
         throw new AmqpException(504, `content frame on channel ${channelId}, which is not open`);
       }
       // No closure per frame: two of them come with every message.
       try {
-        if (type === FRAME_HEADER) channel.onHeader(payload);
-        else channel.onBody(payload);
+        channel.onContent(type === FRAME_HEADER, bytes, start, end);
       } catch (error) {
         if (error instanceof AmqpException) this.fail(error, 60, 40);
         else throw error;
       }
       return (this.#state as ConnectionState) !== 'ended';
     }
-    const publish = channelId !== 0 ? this.#publishes.read(payload) : undefined;
+    const publish = channelId !== 0 ? this.#publishes.read(bytes, start, end) : undefined;
     if (publish && this.#state === 'running') {
       const channel = this.#channels.get(channelId);
       if (channel) return this.#onPublish(channel, publish);
     }
-    const { classId, methodId, method, error } = decodeMethod(type, payload);
+    const { classId, methodId, method, error } = decodeMethod(type, bytes.subarray(start, end));
     if (!method) {
       this.fail(error!, classId, methodId);
       return (this.#state as ConnectionState) !== 'ended';

@@ -17,14 +17,18 @@ export interface Publish {
   readonly body: Buffer;
 }
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 export class ContentAssembly {
   /** Largest body accepted (the server's `maxMessageBytes`). */
   readonly #maxBytes: number;
   #args: ArgsOf<'basic.publish'> | undefined;
   #properties: MessageProperties | undefined;
   #size = 0;
+  /** The body of one frame, the usual case: a view of the bytes read. */
+  #whole: Buffer | undefined;
   /** Body frames received, copied: memory follows what arrived, not what a header claims. */
-  #chunks: Buffer[] = [];
+  #chunks: Buffer[] | undefined;
   #received = 0;
   readonly #headers = new ContentHeaderReader();
 
@@ -41,7 +45,8 @@ export class ContentAssembly {
   start(args: ArgsOf<'basic.publish'>): void {
     this.#args = args;
     this.#properties = undefined;
-    this.#chunks = [];
+    this.#whole = undefined;
+    this.#chunks = undefined;
     this.#received = 0;
   }
 
@@ -51,14 +56,15 @@ export class ContentAssembly {
   }
 
   /**
-   * A content header frame; returns the publish when its body is empty.
+   * A content header frame, `bytes[start, end)`; returns the publish when its body is empty.
    * @throws AmqpException 505 out of order, 406 for a body over the size limit.
    */
-  header(payload: Buffer): Publish | undefined {
+  header(bytes: Buffer, start: number, end: number): Publish | undefined {
     if (!this.#args || this.#properties) {
       throw new AmqpException(505, 'expected method frame, got non method frame instead');
     }
-    const header = this.#headers.read(payload);
+    const header = this.#headers;
+    header.read(bytes, start, end);
     if (header.classId !== 60) {
       throw new AmqpException(
         505,
@@ -91,18 +97,20 @@ export class ContentAssembly {
     if (payload.length === this.#size) {
       // The usual one-frame body: the broker copies it when it stores it, so a view of the
       // bytes read does (a read's buffer is never reused; it lives as long as the publish).
-      this.#chunks.push(payload);
-    } else this.#chunks.push(Buffer.from(payload));
+      this.#whole = payload;
+    } else (this.#chunks ??= []).push(Buffer.from(payload));
     this.#received += payload.length;
     return this.#received === this.#size ? this.#complete() : undefined;
   }
 
   #complete(): Publish {
     const chunks = this.#chunks;
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
+    const body =
+      this.#whole ?? (chunks === undefined ? EMPTY_BODY : Buffer.concat(chunks, this.#size));
     const publish = { args: this.#args!, properties: this.#properties!, body };
     this.reset();
-    this.#chunks = [];
+    this.#whole = undefined;
+    this.#chunks = undefined;
     return publish;
   }
 }

@@ -194,8 +194,8 @@ export class RawClient {
       }
       this.#framing = true;
     }
-    this.#parser.push(chunk, (type, channel, payload) => {
-      const copy = Buffer.from(payload);
+    this.#parser.push(chunk, (type, channel, bytes, start, end) => {
+      const copy = Buffer.from(bytes.subarray(start, end));
       let method: Method | undefined;
       if (type === FRAME_METHOD) {
         const r = new Reader(copy);

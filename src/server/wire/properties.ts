@@ -43,35 +43,37 @@ export function readContentHeader(r: Reader): ContentHeader {
 }
 
 /**
- * Reads the content headers of one publisher: while their property flags and values are the
- * same bytes as the last header's, the properties are the same object, decoded once (never to be
- * changed by whoever reads them).
+ * Reads the content headers of one publisher, in place: the last header read is this object's
+ * fields (no object made per message). While a header's property flags and values are the same
+ * bytes as the last one's, the properties are the same object, decoded once (never to be changed
+ * by whoever reads them).
  */
-export class ContentHeaderReader {
+export class ContentHeaderReader implements ContentHeader {
+  classId = 0;
+  bodySize = 0;
+  properties: MessageProperties = {};
   #bytes: Buffer | undefined;
-  #properties: MessageProperties | undefined;
 
-  read(payload: Buffer): ContentHeader {
-    const r = new Reader(payload);
-    const classId = r.u16();
-    r.u16(); // weight, unused
-    const size = r.u64Number();
+  /** Reads the header `bytes[start, end)` into `classId`, `bodySize` and `properties`. */
+  read(bytes: Buffer, start: number, end: number): void {
+    if (end - start < 12) throw new WireSyntaxError('frame payload ends inside a field');
+    this.classId = bytes.readUInt16BE(start);
+    // Then the weight, unused, and the body size in 64 bits.
+    const size = bytes.readUInt32BE(start + 4) * 2 ** 32 + bytes.readUInt32BE(start + 8);
     if (size > Number.MAX_SAFE_INTEGER) throw new WireSyntaxError('body size too large');
+    this.bodySize = size;
+    const at = start + 12;
     const last = this.#bytes;
-    if (last !== undefined && sameBytes(payload, r.pos, last)) {
-      return { classId, bodySize: size, properties: this.#properties! };
-    }
-    const at = r.pos;
-    const properties = readPropertyList(r);
-    this.#bytes = Buffer.from(payload.subarray(at, r.pos));
-    this.#properties = properties;
-    return { classId, bodySize: size, properties };
+    if (last !== undefined && sameBytes(bytes, at, end, last)) return;
+    const r = new Reader(bytes, at, end);
+    this.properties = readPropertyList(r);
+    this.#bytes = Buffer.from(bytes.subarray(at, r.pos));
   }
 }
 
-/** Whether `payload` from `at` to its end holds exactly `bytes`. */
-function sameBytes(payload: Buffer, at: number, bytes: Buffer): boolean {
-  if (payload.length - at !== bytes.length) return false;
+/** Whether `payload[at, end)` holds exactly `bytes`. */
+function sameBytes(payload: Buffer, at: number, end: number, bytes: Buffer): boolean {
+  if (end - at !== bytes.length) return false;
   for (let i = 0; i < bytes.length; i++) if (payload[at + i] !== bytes[i]) return false;
   return true;
 }

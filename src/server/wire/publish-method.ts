@@ -19,27 +19,32 @@ export class PublishReader {
   readonly #routingKey: Decoded = { bytes: new Uint8Array(0), text: '' };
 
   /**
-   * The basic.publish of a method frame's payload; undefined for any other method, or for one
-   * whose arguments do not fill the payload exactly (the generic decoder reports those).
+   * The basic.publish of the method frame payload `bytes[start, end)`; undefined for any other
+   * method, or for one whose arguments do not fill the payload exactly (the generic decoder
+   * reports those).
    */
-  read(payload: Buffer): Method | undefined {
-    if (payload[0] !== 0 || payload[1] !== 60 || payload[2] !== 0 || payload[3] !== 40) {
+  read(bytes: Buffer, start: number, end: number): Method | undefined {
+    if (
+      bytes[start] !== 0 ||
+      bytes[start + 1] !== 60 ||
+      bytes[start + 2] !== 0 ||
+      bytes[start + 3] !== 40
+    ) {
       return undefined;
     }
-    const length = payload.length;
-    if (length < 9) return undefined;
-    const ticket = (payload[4]! << 8) | payload[5]!;
-    const exchangeAt = 7;
-    const keyLengthAt = exchangeAt + payload[6]!;
-    if (keyLengthAt + 2 > length) return undefined;
+    if (end - start < 9) return undefined;
+    const ticket = (bytes[start + 4]! << 8) | bytes[start + 5]!;
+    const exchangeAt = start + 7;
+    const keyLengthAt = exchangeAt + bytes[start + 6]!;
+    if (keyLengthAt + 2 > end) return undefined;
     const keyAt = keyLengthAt + 1;
-    const bitsAt = keyAt + payload[keyLengthAt]!;
-    if (bitsAt + 1 !== length) return undefined;
-    const bits = payload[bitsAt]!;
+    const bitsAt = keyAt + bytes[keyLengthAt]!;
+    if (bitsAt + 1 !== end) return undefined;
+    const bits = bytes[bitsAt]!;
     const args = {
       reserved1: ticket,
-      exchange: decode(this.#exchange, payload, exchangeAt, keyLengthAt),
-      routingKey: decode(this.#routingKey, payload, keyAt, bitsAt),
+      exchange: decode(this.#exchange, bytes, exchangeAt, keyLengthAt),
+      routingKey: decode(this.#routingKey, bytes, keyAt, bitsAt),
       mandatory: (bits & 1) !== 0,
       immediate: (bits & 2) !== 0,
     };
