@@ -26,6 +26,11 @@ export class ConnectionOutput {
   readonly #onUnencodable: (error: unknown) => void;
   /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
   readonly #out = new Writer(4096);
+  /**
+   * The buffer of the write before, once the socket is done with it: the socket is handed the
+   * appended bytes themselves (no copy), and frames go into this one meanwhile.
+   */
+  #spare: Buffer | undefined;
   #flushScheduled = false;
   #closed = false;
   /** Frames leave this long after they are flushed (a test's latency fault). */
@@ -92,14 +97,22 @@ export class ConnectionOutput {
     this.#flushScheduled = false;
     const out = this.#out;
     if (out.pos === 0 || this.#closed) return;
-    const bytes = out.take();
-    out.pos = 0;
     this.#heartbeats.wrote();
     const latency = this.#latency;
     if (!latency) {
-      this.#send(bytes);
+      const full = out.buf;
+      const bytes = full.subarray(0, out.pos);
+      out.buf = this.#spare ?? Buffer.allocUnsafe(full.length);
+      out.pos = 0;
+      this.#spare = undefined;
+      const drained = this.#socket.write(bytes, () => {
+        this.#spare = full;
+      });
+      if (!drained) this.#setWritable(false);
       return;
     }
+    const bytes = out.take();
+    out.pos = 0;
     // Timers of one delay fire in the order they were set: the frames keep their order.
     latency.clock.setTimeout(() => {
       if (!this.#socket.destroyed) this.#send(bytes);

@@ -115,6 +115,8 @@ describe('resource alarms', () => {
     expect(server.alarms()).toEqual([]);
     await eventually(() => received.length === 2, 'the held publish');
     expect(received).toEqual(['before', 'during']);
+    // The publisher reads connection.unblocked on its own connection, in its own time.
+    await eventually(() => events.length === 2, 'connection.unblocked');
     expect(events).toEqual(['blocked: low on memory', 'unblocked']);
     await publisher.close();
     await consumer.close();
@@ -199,6 +201,8 @@ describe('resource alarms', () => {
     free(DISK_LIMIT);
     expect(server.alarms()).toEqual([]);
     await eventually(() => queue.stats().messages === 1, 'the held publish');
+    // The queue has it as the server reads it; the client reads connection.unblocked after.
+    await eventually(() => events.length === 2, 'connection.unblocked');
     expect(events).toEqual(['blocked: low on memory & low on disk', 'unblocked']);
 
     free(0);
