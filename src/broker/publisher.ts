@@ -172,7 +172,8 @@ export class Publisher {
    * (returned when `mandatory`), as LavinMQ drops it.
    */
   #isDuplicate(exchange: string, headers: Readonly<FieldTable> | undefined): boolean {
-    const args = this.#context.exchanges.get(exchange)?.arguments;
+    // Its arguments, not `get()`'s description: nothing allocated per message.
+    const args = this.#context.exchanges.argumentsOf(exchange);
     return args !== undefined && this.#deduplicators.of(args, args)?.isDuplicate(headers) === true;
   }
 

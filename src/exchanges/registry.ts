@@ -175,6 +175,11 @@ export class Exchanges {
     return state && info(state);
   }
 
+  /** The declared arguments of the exchange of that name (one object for its life), or undefined. */
+  argumentsOf(name: string): Readonly<FieldTable> | undefined {
+    return this.#exchanges.get(name)?.arguments;
+  }
+
   /** Whether the exchange of that name is a delayed one, by declaration or policy (`delayed.ts`). */
   isDelayed(name: string): boolean {
     const state = this.#exchanges.get(name);

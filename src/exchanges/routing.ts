@@ -32,7 +32,9 @@ export class Routing {
   ): Set<string> {
     const out = new Set<string>();
     if (exchange === DEFAULT_EXCHANGE) {
-      for (const key of keyList(routingKeys)) if (this.#hasDestination(key)) out.add(key);
+      if (typeof routingKeys === 'string') {
+        if (this.#hasDestination(routingKeys)) out.add(routingKeys);
+      } else for (const key of routingKeys) if (this.#hasDestination(key)) out.add(key);
       return out;
     }
     const first = this.#exchanges.get(exchange);
@@ -67,10 +69,6 @@ export class Routing {
   #alternateOf(state: ExchangeState): unknown {
     return alternateOf(state, this.#policyAlternate);
   }
-}
-
-function keyList(routingKeys: string | readonly string[]): readonly string[] {
-  return typeof routingKeys === 'string' ? [routingKeys] : routingKeys;
 }
 
 /** Adds what the exchange's own bindings match, by any of the keys, to `out`. */
