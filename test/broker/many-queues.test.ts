@@ -13,17 +13,24 @@ interface Work {
   written: number;
   created: number;
   opened: number;
+  /** Files opened to be read, a missing one too (looking it up is the cost). */
+  read: number;
   listed: number;
 }
 
-/** The real file operations, counted. */
-function countingIo(): { io: FsIo; work: Work } {
-  const work: Work = { written: 0, created: 0, opened: 0, listed: 0 };
+/** The real file operations, counted; `reads` lists the files opened to be read, in order. */
+function countingIo(): { io: FsIo; work: Work; reads: string[] } {
+  const work: Work = { written: 0, created: 0, opened: 0, read: 0, listed: 0 };
+  const reads: string[] = [];
   const io: FsIo = {
     ...nodeIo,
     openSync(file, flags) {
       work.opened++;
       if (flags.startsWith('w')) work.created++;
+      if (flags === 'r') {
+        work.read++;
+        reads.push(file);
+      }
       return nodeIo.openSync(file, flags);
     },
     writeSync(fd, buffer, offset, length, position) {
@@ -37,15 +44,20 @@ function countingIo(): { io: FsIo; work: Work } {
       return names;
     },
   };
-  return { io, work };
+  return { io, work, reads };
 }
 
 const since = (now: Work, then: Work): Work => ({
   written: now.written - then.written,
   created: now.created - then.created,
   opened: now.opened - then.opened,
+  read: now.read - then.read,
   listed: now.listed - then.listed,
 });
+
+/** The files of `reads` opened to be read more than once. */
+const readTwice = (reads: readonly string[]) =>
+  reads.filter((file, i) => reads.indexOf(file) !== i);
 
 /** Names of one length, so that every queue's records weigh the same. */
 const queueName = (i: number) => `q-${String(i).padStart(5, '0')}`;
@@ -62,8 +74,8 @@ const storageOf = (dir: string, io: FsIo) =>
   fsStorage({ dir, io, fsync: 'never', maxOpenFiles: 8 });
 
 describe('many durable queues on fs storage', () => {
-  test('declaring a durable queue writes as much with 300 queues declared as with 10', async () => {
-    const { io, work } = countingIo();
+  test('declaring a durable queue writes as much with 300 queues declared as with 10, and reads each file once', async () => {
+    const { io, work, reads } = countingIo();
     const broker = await Broker.open({ storage: storageOf(path.join(root, 'declare'), io) });
     try {
       await declare(broker, 0, 10);
@@ -72,11 +84,16 @@ describe('many durable queues on fs storage', () => {
       const early = since(work, before);
       await declare(broker, 20, 300);
       before = { ...work };
+      const readBefore = reads.length;
       await declare(broker, 300, 310);
       const late = since(work, before);
       // Nothing rewritten whole (the broker's records, a list of queues) nor scanned per declare.
       expect(late).toEqual(early);
       expect(early.written).toBeLessThan(10 * 2000);
+      // Each file a declare looks for is looked up once: the queue's ~logs, ~meta and
+      // ~meta.prev, and its log's ~options, ~segments and ~deleted (none there yet).
+      expect(readTwice(reads.slice(readBefore))).toEqual([]);
+      expect(early.read).toBe(10 * 6);
     } finally {
       await broker.close();
     }
@@ -89,11 +106,13 @@ describe('many durable queues on fs storage', () => {
       const first = await Broker.open({ storage: storageOf(dir, writing.io) });
       await declare(first, 0, queues);
       await first.close();
-      const { io, work } = countingIo();
+      const { io, work, reads } = countingIo();
       const broker = await Broker.open({ storage: storageOf(dir, io) });
       const held = (await broker.queues()).reduce((sum, queue) => sum + queue.messages, 0);
       await broker.close();
       expect(held).toBe(queues);
+      // The broker's metadata too, compacted as it opens: from what was read, not read again.
+      expect(readTwice(reads)).toEqual([]);
       return { ...work };
     };
     const [ten, twenty, forty] = [await reopening(10), await reopening(20), await reopening(40)];

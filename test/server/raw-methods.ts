@@ -1,11 +1,12 @@
 /** The queue methods the raw-protocol tests send, with AMQP's defaults for the flags. */
+import type { FieldTable } from '../../src/message/types.js';
 import type { RawClient } from './raw-client.js';
 
 export function declareQueue(
   client: RawClient,
   channel: number,
   queue: string,
-  flags: { autoDelete?: boolean; exclusive?: boolean } = {},
+  flags: { autoDelete?: boolean; exclusive?: boolean; arguments?: FieldTable } = {},
 ): void {
   client.sendMethod(channel, 'queue.declare', {
     reserved1: 0,
@@ -15,7 +16,7 @@ export function declareQueue(
     exclusive: flags.exclusive ?? false,
     autoDelete: flags.autoDelete ?? false,
     nowait: false,
-    arguments: {},
+    arguments: flags.arguments ?? {},
   });
 }
 

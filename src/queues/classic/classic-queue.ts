@@ -438,6 +438,9 @@ export class ClassicQueue implements AsyncDisposable {
   }
 
   #enqueue(message: StoredMessage, borrowed = false, enqueued?: () => void): Promise<void> {
+    // A requeue just before, in the same turn (a server reads the nack and this publish from one
+    // chunk), is done first, as a microtask later: the publish finds the queue as it left it.
+    this.#endRequeueRun();
     const store = this.store;
     const args = this.#limits;
     // Dead letters not yet confirmed count as RabbitMQ's quorum queues count them.
@@ -484,7 +487,7 @@ export class ClassicQueue implements AsyncDisposable {
    * The end of a run of requeues (a multiple nack, a closing consumer): drop-head drops once
    * every message returned together is back, then those of them still here that expired go, as
    * RabbitMQ applies the length limit before the TTL. Runs in a microtask, or sooner when a
-   * `get` comes first.
+   * `get` or a publish comes first.
    */
   readonly #endRequeueRun = (): void => {
     const run = this.#requeueRun;

@@ -183,7 +183,8 @@ export class FsMetaStore implements MetaStore {
     if (buf && read && (read.tornAt >= 0 || read.damaged.length > 0)) this.#keepDamaged(buf, read);
     // Rewriting on open both compacts and drops a torn tail.
     if (!buf || restored || !this.#intact || read!.records > this.#map.size) {
-      this.#rewriteWhenPossible();
+      // The file on disk is the one just read (or none): the rewrite need not read it again.
+      this.#rewriteWhenPossible(restored ? undefined : buf);
     } else {
       this.#size = buf.length;
       this.#records = read!.records;
@@ -192,11 +193,11 @@ export class FsMetaStore implements MetaStore {
 
   /**
    * Rewrites the file now or, when the disk is full, with the next write: opening reads a full
-   * disk's data without needing to write.
+   * disk's data without needing to write. `current`: the file's bytes (undefined: no file).
    */
-  #rewriteWhenPossible(): void {
+  #rewriteWhenPossible(current: Buffer | undefined): void {
     try {
-      this.#rewrite();
+      this.#rewrite(current);
     } catch (error) {
       if (!isNoSpace(error)) throw error;
       this.#rewriteDue = true;
@@ -245,7 +246,7 @@ export class FsMetaStore implements MetaStore {
     if (this.#dirty.size === 0) return;
     const limit = Math.max(COMPACT_AFTER, this.#map.size * 4);
     if (this.#rewriteDue || this.#records + this.#dirty.size > limit) {
-      this.#rewrite();
+      this.#rewrite(this.#intact ? readFile(this.#io, this.#file) : undefined);
       this.#dirty.clear();
       return;
     }
@@ -264,14 +265,17 @@ export class FsMetaStore implements MetaStore {
     this.#handle.wrote();
   }
 
-  #rewrite(): void {
+  /**
+   * Replaces the file with the live entries. `current`: the bytes of the file it replaces
+   * (undefined when there is none), kept as the previous version while that file is intact.
+   */
+  #rewrite(current: Buffer | undefined): void {
     if (this.#keep) {
       replaceFile(this.#io, this.#file + DAMAGED_SUFFIX, this.#keep, false);
       this.#keep = undefined;
     }
-    if (this.#intact) {
-      const previous = readFile(this.#io, this.#file);
-      if (previous) replaceFile(this.#io, this.#file + PREVIOUS_SUFFIX, previous, false);
+    if (this.#intact && current) {
+      replaceFile(this.#io, this.#file + PREVIOUS_SUFFIX, current, false);
     }
     const parts: Buffer[] = [];
     for (const [key, value] of this.#map) parts.push(metaRecord(key, value));

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { drain, eventually, holder, publishAll, recorder } from '../helpers.js';
+import { drain, eventually, holder, publishAll, recorder, settled } from '../helpers.js';
 import type { ParityContext, ParityQueue, Scenario } from '../types.js';
 
 /** A queue limited to two messages with the given overflow, dead-lettering to a fresh queue. */
@@ -222,6 +222,8 @@ export const maxLengthScenarios: Scenario[] = [
       await q.publish('m1');
       await consumer.waitFor(1);
       await consumer.received[0]!.nack(true);
+      // The nack and the publish go on different channels, which RabbitMQ does not order.
+      await settled(consumer.received[0]!);
       await q.publish('m2');
       await consumer.waitFor(2, 'm2 delivered to the consumer');
       expect(consumer.bodies()).toEqual(['m1', 'm2']);
