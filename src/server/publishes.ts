@@ -84,6 +84,11 @@ export class ChannelPublishes {
       counts.exchange(exchange).publish++;
     }
     const options = this.#options(properties, replyTo, routingKey, mandatory);
+    if (seq === undefined && !mandatory) {
+      // Nothing of this publish is needed to settle it (no confirm, no return): the channel's
+      // own handlers, no closures per message.
+      return host.broker.publish(exchange, content.body, options).then(this.#done, this.#failed);
+    }
     // Confirmed once routed when it asks for no durability (`routed`), else once stored.
     let confirm = seq;
     const stored =
@@ -113,6 +118,21 @@ export class ChannelPublishes {
       },
     );
   }
+
+  /** A publish without confirm or return is stored. */
+  readonly #done = (): void => {
+    this.#host.backlog(-1);
+  };
+
+  /**
+   * A publish without confirm or return failed: a full queue drops it, as RabbitMQ's
+   * `reject-publish` does for a publisher without confirms; anything else closes the channel.
+   */
+  readonly #failed = (error: unknown): void => {
+    this.#host.backlog(-1);
+    if (error instanceof QueueFullError) return;
+    this.#channel.exception(toAmqpException(error, this.#host.broker.closed), 60, 40);
+  };
 
   /**
    * The broker's options of a publish: the last ones again while the publisher sends the same
