@@ -10,7 +10,8 @@
  *   (`LAVINMQ_PORT`, default 5680; `../shared/lavinmq/start 5680`) and RabbitMQ (`AMQP_URL`).
  *   Rounds take turns across servers; each figure is the median, with the range of the rounds.
  * - Aggregate: 4 publisher and 4 consumer processes, one queue per pair, all at once: messages
- *   consumed a second, and the server's CPU per message under that load.
+ *   consumed a second, and the server's CPU per message under that load (on mqlite, with the
+ *   share of the main thread: the rest is V8's garbage-collector and compiler threads).
  * - Memory: the RSS of a server holding 1 M ready 100-byte messages, mqlite (memory) and LavinMQ.
  *
  * A server that does not answer is left out with a message; RabbitMQ's CPU includes whatever
@@ -18,7 +19,7 @@
  * sets the rounds (default 3).
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +39,8 @@ interface Server {
   readonly pid: number;
   /** The brokers are slower: fewer messages, so a round takes about as long. */
   readonly messages: number;
+  /** A Node process, whose main thread runs all of its JavaScript. */
+  readonly node?: boolean;
   stop?(): Promise<void>;
 }
 
@@ -47,6 +50,19 @@ function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // Fields 14 and 15 of stat(5), counted from the state (field 3) here.
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of the process's main thread (V8's JavaScript thread on Node), and of all its
+ * threads: the rest is the garbage collector's and the compiler's helper threads on Node.
+ */
+function threadSeconds(pid: number): { main: number; all: number } {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    main: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND,
+    all: cpuSeconds(pid),
+  };
 }
 
 /** The pid of the process listening on `port` of loopback, from `ss`. */
@@ -60,10 +76,31 @@ function listenerPid(port: number): number | undefined {
   }
 }
 
+/** The newest modification time of a file under `dir`, in ms. */
+function newestUnder(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile())
+      newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * How to run `mqlite serve`: the built package as users run it (`npm run build`), or the
+ * sources through tsx when the build is missing or older than them.
+ */
+function serveCommand(): string[] {
+  const built = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
+  const src = fileURLToPath(new URL('../src', import.meta.url));
+  if (existsSync(built) && statSync(built).mtimeMs >= newestUnder(src)) return [built];
+  console.log('dist/ is missing or older than src/: mqlite serve runs through tsx');
+  return ['--import', 'tsx', fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))];
+}
+
 /** `mqlite serve` in a child process, on memory or (with `data`) fs storage. */
 async function serveMqlite(name: string, data: string | undefined): Promise<Server> {
-  const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url));
-  const args = ['--import', 'tsx', bin, 'serve', '--port', '0', '--heartbeat', '0'];
+  const args = [...serveCommand(), 'serve', '--port', '0', '--heartbeat', '0'];
   const child = spawn(process.execPath, [...args, ...(data ? ['--data', data] : [])], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -81,6 +118,7 @@ async function serveMqlite(name: string, data: string | undefined): Promise<Serv
     url,
     pid: child.pid!,
     messages: scaled(200_000),
+    node: true,
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -228,7 +266,9 @@ async function cpuPerMessage(servers: readonly Server[]): Promise<BenchResult[]>
 const PAIRS = 4;
 
 /** 4 publisher and 4 consumer processes at once: messages consumed a second, server CPU. */
-async function aggregate(server: Server): Promise<{ rate: number; cpu: number }> {
+async function aggregate(
+  server: Server,
+): Promise<{ rate: number; cpu: number; mainThread: number }> {
   const prefix = `bench-load-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const n = server.messages / 2;
   const connection = await amqplib.connect(server.url);
@@ -254,14 +294,19 @@ async function aggregate(server: Server): Promise<{ rate: number; cpu: number }>
   try {
     await Promise.all(workers.map((w) => w.ready));
     const done = workers.filter((_, i) => i % 2 === 0).map((w) => w.done);
-    const cpu0 = cpuSeconds(server.pid);
+    const cpu0 = threadSeconds(server.pid);
     const t0 = performance.now();
     for (const w of workers) w.child.send('go');
     await Promise.all(done);
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = cpuSeconds(server.pid) - cpu0;
+    const cpu1 = threadSeconds(server.pid);
     await Promise.all(workers.map((w) => w.exited));
-    return { rate: (n * PAIRS) / seconds, cpu: cpu / (n * PAIRS) };
+    const messages = n * PAIRS;
+    return {
+      rate: messages / seconds,
+      cpu: (cpu1.all - cpu0.all) / messages,
+      mainThread: (cpu1.main - cpu0.main) / messages,
+    };
   } finally {
     for (const w of workers) w.child.kill();
     for (const queue of queues) await channel.deleteQueue(queue);
@@ -270,7 +315,7 @@ async function aggregate(server: Server): Promise<{ rate: number; cpu: number }>
 }
 
 async function aggregates(servers: readonly Server[]): Promise<BenchResult[]> {
-  const rates = new Map<Server, { rate: number; cpu: number }[]>();
+  const rates = new Map<Server, { rate: number; cpu: number; mainThread: number }[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const server of servers)
       rates.set(server, [...(rates.get(server) ?? []), await aggregate(server)]);
@@ -280,10 +325,11 @@ async function aggregates(servers: readonly Server[]): Promise<BenchResult[]> {
     const each = rates.get(server)!;
     const rate = median(each.map((e) => e.rate));
     const cpu = median(each.map((e) => e.cpu));
+    const mainThread = median(each.map((e) => e.mainThread));
     return {
       name: `aggregate, ${PAIRS} publisher + ${PAIRS} consumer processes: ${server.name}`,
       opsPerSec: rate,
-      note: `msg/s consumed, median of ${each.length} (${kilo(Math.min(...each.map((e) => e.rate)))}–${kilo(Math.max(...each.map((e) => e.rate)))}); server CPU ${micros(cpu)}/msg`,
+      note: `msg/s consumed, median of ${each.length} (${kilo(Math.min(...each.map((e) => e.rate)))}–${kilo(Math.max(...each.map((e) => e.rate)))}); server CPU ${micros(cpu)}/msg${server.node ? `, ${micros(mainThread)} of it on the main thread` : ''}`,
     };
   });
 }

@@ -162,9 +162,16 @@ export class Publisher {
       (() => {
         if (--left === 0) enqueued();
       });
-    const stored: Promise<void>[] = [];
-    for (const name of targets) stored.push(this.#storeIn(name, message, each));
-    return Promise.all(stored).then(ignore);
+    // Queues that store at once answer with one shared settled promise (memory storage): it is
+    // awaited once, so a fan-out makes no `Promise.all` and no element closures per message.
+    let first: Promise<void> | undefined;
+    let distinct: Promise<void>[] | undefined;
+    for (const name of targets) {
+      const stored = this.#storeIn(name, message, each);
+      if (first === undefined) first = stored;
+      else if (stored !== first) (distinct ??= [first]).push(stored);
+    }
+    return distinct === undefined ? first! : Promise.all(distinct).then(ignore);
   }
 
   /**

@@ -14,6 +14,8 @@ import { Writer } from './wire/bytes.js';
 
 /** Output bytes gathered before they are written without waiting for the end of the turn. */
 const WRITE_BATCH = 256 * 1024;
+/** The output buffer's first size. */
+const OUTPUT_START = 4096;
 
 export class ConnectionOutput {
   /** False while the socket is not draining. */
@@ -25,10 +27,11 @@ export class ConnectionOutput {
   /** A batch of frames could not be encoded (and was dropped). */
   readonly #onUnencodable: (error: unknown) => void;
   /** Starts small: an idle connection holds it all its life; a busy one grows it once. */
-  readonly #out = new Writer(4096);
+  readonly #out = new Writer(OUTPUT_START);
   /**
    * The buffer of the write before, once the socket is done with it: the socket is handed the
-   * appended bytes themselves (no copy), and frames go into this one meanwhile.
+   * appended bytes themselves (no copy), and frames go into the other buffer meanwhile. Kept by
+   * a busy connection only (one whose output grew), so an idle one holds a single small buffer.
    */
   #spare: Buffer | undefined;
   #flushScheduled = false;
@@ -106,7 +109,7 @@ export class ConnectionOutput {
       out.pos = 0;
       this.#spare = undefined;
       const drained = this.#socket.write(bytes, () => {
-        this.#spare = full;
+        if (full.length > OUTPUT_START) this.#spare = full;
       });
       if (!drained) this.#setWritable(false);
       return;
