@@ -50,6 +50,18 @@ describe('deduplication on the broker', () => {
     ).rejects.toThrow(NoRouteError);
   });
 
+  it('a duplicate sent to a queue by its name does not stop the next message reaching it', async () => {
+    await using broker = await Broker.open();
+    await broker.queue('dedup', { arguments: DEDUP });
+    const send = (body: string, id: string) =>
+      broker.publish('', body, { routingKey: 'dedup', ...once(id) });
+    await send('first', 'o1');
+    await send('again', 'o1');
+    await send('second', 'o2');
+    await send('third', 'o3');
+    expect(await bodies(broker, 'dedup')).toEqual(['first', 'second', 'third']);
+  });
+
   it('forgets an id after x-cache-ttl ms of the broker’s clock', async () => {
     const clock = new ManualClock(0);
     await using broker = await Broker.open({ clock });
