@@ -71,8 +71,8 @@ export function listenSink(): Promise<Server> {
         });
         chunk = chunk.subarray(PROTOCOL_HEADER.length);
       }
-      parser.push(chunk, (type, channel, payload) => {
-        if (type === FRAME_METHOD) onMethod(channel, payload);
+      parser.push(chunk, (type, channel, bytes, start, end) => {
+        if (type === FRAME_METHOD) onMethod(channel, bytes, start, end);
         return true;
       });
       deliver();
@@ -86,8 +86,8 @@ export function listenSink(): Promise<Server> {
         out.pos = 0;
       }
     });
-    function onMethod(channel: number, payload: Buffer): void {
-      const r = new Reader(payload);
+    function onMethod(channel: number, bytes: Buffer, start: number, end: number): void {
+      const r = new Reader(bytes, start, end);
       const method = readArgs(r, methodById(r.u16(), r.u16())!);
       switch (method.name) {
         case 'basic.publish': {
