@@ -49,6 +49,7 @@ export {
   ShovelDefinitionError,
 } from './broker/shovel-definition.js';
 export type {
+  ShovelBlockedStatus,
   ShovelParameter,
   ShovelState,
   ShovelStatus,

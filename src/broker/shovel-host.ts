@@ -14,6 +14,13 @@ import type { ShovelDefinition } from './shovel-definition.js';
 /** A shovel's state, as RabbitMQ's `rabbitmqctl shovel_status` names it. */
 export type ShovelState = 'starting' | 'running' | 'terminated';
 
+/**
+ * Whether a running shovel's destination takes its messages, as RabbitMQ 4.x reports it:
+ * `blocked` while the destination broker has the connection blocked (`connection.blocked`, a
+ * resource alarm), `flow` while the connection's socket is not draining, `running` otherwise.
+ */
+export type ShovelBlockedStatus = 'running' | 'flow' | 'blocked';
+
 /** A shovel as `broker.shovels()` lists it. URIs are shown with their password masked. */
 export interface ShovelStatus {
   readonly name: string;
@@ -34,6 +41,35 @@ export interface ShovelStatus {
   readonly inFlight: number;
   /** Messages waiting in a source queue of this broker; undefined for a remote source. */
   readonly pending: number | undefined;
+  /**
+   * Whether the destination takes messages now, while `state` is `running` (undefined in the
+   * other states): what the management API shows as a running shovel's `state` and
+   * `blocked_status`, as RabbitMQ 4.x does.
+   */
+  readonly blockedStatus: ShovelBlockedStatus | undefined;
+  /**
+   * Messages published to the destination since the shovel started, confirmed or not: the
+   * management API's `forwarded`, counted as RabbitMQ 4.x counts it.
+   */
+  readonly published: number;
+  /**
+   * Messages taken from the source and held, not published, while the destination is blocked:
+   * the management API's `pending`.
+   */
+  readonly held: number;
+  /**
+   * Messages still to move before `src-delete-after` deletes the shovel (counted once the
+   * destination took them, or once published under `on-publish` and `no-ack`); `'unlimited'`
+   * without `src-delete-after`; undefined until known (`queue-length` is read as the shovel first
+   * starts). The management API's `remaining`.
+   */
+  readonly remaining: number | 'unlimited' | undefined;
+  /**
+   * Messages still to publish before `src-delete-after` is reached (counted once published, held
+   * ones not yet); `'unlimited'` without it, undefined until known. The management API's
+   * `remaining_unacked`.
+   */
+  readonly remainingUnacked: number | 'unlimited' | undefined;
 }
 
 /** The calls a shovel makes on the broker it runs in. */

@@ -128,6 +128,11 @@ export class Shovels {
           forwarded: 0,
           inFlight: 0,
           pending: undefined,
+          blockedStatus: undefined,
+          published: 0,
+          held: 0,
+          remaining: undefined,
+          remainingUnacked: undefined,
         },
     );
   }

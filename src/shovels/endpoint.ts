@@ -3,6 +3,7 @@
  * takes their acknowledgements, and a destination that takes publishes and resolves each once the
  * broker holds it (a publisher confirm).
  */
+import type { ShovelBlockedStatus } from '../broker/shovel-host.js';
 import type { MessageProperties } from '../message/types.js';
 
 /** The header a stream queue puts on each delivery: the message's offset in the stream. */
@@ -47,6 +48,10 @@ export interface Destination {
     body: Uint8Array,
     properties: MessageProperties,
   ): Promise<boolean>;
+  /** Whether it takes publishes now (`blocked`: they wait; `flow`: they queue in the socket). */
+  blockedStatus(): ShovelBlockedStatus;
+  /** Publishes waiting, not sent, until the destination broker unblocks the connection. */
+  held(): number;
   close(): Promise<void>;
 }
 

@@ -90,6 +90,9 @@ export async function localDestination(
           throw error;
         },
       ),
+    // An in-process publish is never held back.
+    blockedStatus: () => 'running',
+    held: () => 0,
     close: async () => {},
   };
 }

@@ -1,9 +1,9 @@
 /**
  * The ends of a shovel on another broker, over AMQP 0-9-1 with `@cloudamqp/amqp-client`, loaded
  * here at the first connection so that no process that never shovels loads it. A destination
- * publishes in confirm mode under `on-confirm` (each publish resolves on the broker's ack, and
- * the client stops writing while the broker has the connection blocked or the socket is full);
- * a source consumes with the shovel's prefetch, which bounds the messages in flight.
+ * publishes in confirm mode under `on-confirm` (each publish resolves on the broker's ack), and
+ * holds its publishes while the broker has the connection blocked; a source consumes with the
+ * shovel's prefetch, which bounds the messages in flight.
  */
 import type { AMQPChannel, AMQPClient, AMQPProperties } from '@cloudamqp/amqp-client';
 import type { MessageProperties } from '../message/types.js';
@@ -114,9 +114,14 @@ export async function remoteDestination(
       unblocked = undefined;
       unblock();
     };
+    let held = 0;
     return {
       async publish(exchange, routingKey, body, properties) {
-        while (unblocked !== undefined) await unblocked;
+        if (unblocked !== undefined) {
+          held++;
+          while (unblocked !== undefined) await unblocked;
+          held--;
+        }
         const sent = channel.basicPublish(exchange, routingKey, body, toAmqp(properties));
         return sent.then(
           () => true,
@@ -127,6 +132,11 @@ export async function remoteDestination(
           },
         );
       },
+      // The client hands every publish to the socket: one past its high-water mark (the broker
+      // reads slower than the shovel writes) is flow.
+      blockedStatus: () =>
+        unblocked !== undefined ? 'blocked' : client.socket?.writableNeedDrain ? 'flow' : 'running',
+      held: () => held,
       close: () => closeQuietly(client),
     };
   } catch (error) {

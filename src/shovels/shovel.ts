@@ -48,6 +48,8 @@ export class Shovel {
   #destinationUri: string;
   #forwarded = 0;
   #inFlight = 0;
+  /** Publishes handed to a destination, held ones included (see `status()`). */
+  #published = 0;
   /**
    * The deliveries taken and not yet acknowledged, in delivery order (the order of their tags),
    * each with whether its publish is settled.
@@ -89,8 +91,37 @@ export class Shovel {
       forwarded: this.#forwarded,
       inFlight: this.#inFlight,
       pending: this.#pending(),
+      ...this.#metrics(),
     };
     return this.#reason === undefined ? status : { ...status, reason: this.#reason };
+  }
+
+  /**
+   * What RabbitMQ 4.x reports of a shovel: whether its destination takes messages, and its
+   * counts. A message held while the destination is blocked is not published yet: it is still to
+   * publish before `src-delete-after` is reached.
+   */
+  #metrics(): Pick<
+    ShovelStatus,
+    'blockedStatus' | 'published' | 'held' | 'remaining' | 'remainingUnacked'
+  > {
+    const destination = this.#destination;
+    const held = destination?.held() ?? 0;
+    const running = this.#state === 'running';
+    const counts = {
+      blockedStatus: running ? (destination?.blockedStatus() ?? 'running') : undefined,
+      published: this.#published - held,
+      held,
+    };
+    const limit = this.#limit;
+    if (limit !== undefined) {
+      const toPublish = limit - this.#forwarded - this.#inFlight + held;
+      return { ...counts, remaining: limit - this.#forwarded, remainingUnacked: toPublish };
+    }
+    // `queue-length` is read as the shovel first starts.
+    const known = this.#definition['src-delete-after'] !== 'queue-length';
+    const unlimited = known ? 'unlimited' : undefined;
+    return { ...counts, remaining: unlimited, remainingUnacked: unlimited };
   }
 
   /** Stops for good: closes both ends, the unacknowledged messages going back to the source. */
@@ -167,6 +198,7 @@ export class Shovel {
       return;
     }
     this.#inFlight++;
+    this.#published++;
     const exchange = d['dest-exchange'] ?? '';
     const routingKey = d['dest-queue'] ?? d['dest-exchange-key'] ?? delivery.routingKey;
     const noAck = d['ack-mode'] === 'no-ack';
@@ -267,6 +299,8 @@ export class Shovel {
   #fail(attempt: number, error: unknown): void {
     if (attempt !== this.#attempt || this.#stopped) return;
     this.#attempt++;
+    // What the destination held was never sent.
+    this.#published -= this.#destination?.held() ?? 0;
     this.#inFlight = 0;
     this.#unacked.clear();
     this.#reason = this.#masked(error);

@@ -3,7 +3,8 @@
  * (`/api/parameters/shovel[/{vhost}[/{name}]]`: GET, PUT `{"value": {...}}`, DELETE), and their
  * states as the shovel management plugin reports them (`/api/shovels[/{vhost}]`,
  * `/api/shovels/vhost/{vhost}/{name}`: GET, and DELETE, which deletes the shovel as 3.10's plugin
- * does; `DELETE .../{name}/restart` restarts it, as later plugins do).
+ * does; `DELETE .../{name}/restart` restarts it, as later plugins do). A running shovel's state
+ * is as 4.x reports it: its counts, and `running`, `flow` or `blocked`.
  */
 import type { Broker } from '../../broker/broker.js';
 import {
@@ -17,7 +18,11 @@ import { attempt, badRequest, fromBrokerError, notFound } from '../http-error.js
 import type { Action, ApiAnswer, ApiRequest, Route } from '../router.js';
 import { listedVhosts, listing, param, vhostBroker } from './visible.js';
 
-/** A shovel's state, its fields in the order the plugin writes them. */
+/**
+ * A shovel's state, its fields in the order the plugin writes them. When running, 4.x puts its
+ * counts (a map, listed in key order) before `state`, which is then its blocked status, repeated
+ * last as `blocked_status`.
+ */
 function format(
   context: ManagementContext,
   status: ShovelStatus,
@@ -29,10 +34,17 @@ function format(
     name: status.name,
     vhost: status.vhost,
     type: status.type,
-    state: status.state,
   };
+  const running = status.state === 'running' && definition !== undefined;
+  if (running) {
+    json.forwarded = status.published;
+    json.pending = status.held;
+    json.remaining = status.remaining;
+    json.remaining_unacked = status.remainingUnacked;
+  }
+  json.state = running ? (status.blockedStatus ?? 'running') : status.state;
   if (status.state === 'terminated') json.reason = status.reason ?? '';
-  if (status.state !== 'running' || definition === undefined) return json;
+  if (!running) return json;
   json.src_uri = withoutCredentials(status.source);
   json.src_protocol = 'amqp091';
   json.dest_protocol = 'amqp091';
@@ -45,6 +57,7 @@ function format(
   for (const key of ['dest-exchange', 'dest-exchange-key', 'dest-queue'] as const) {
     if (definition[key] !== undefined) json[key.replace(/-/g, '_')] = definition[key];
   }
+  json.blocked_status = json.state;
   return json;
 }
 
