@@ -105,7 +105,9 @@ export class ConnectionOutput {
     if (!latency) {
       const full = out.buf;
       const bytes = full.subarray(0, out.pos);
-      out.buf = this.#spare ?? Buffer.allocUnsafe(full.length);
+      // Without a spare (the socket still holds it), a buffer the size of this batch: a grown
+      // buffer for every write a slow socket queues would hold far more than the bytes it holds.
+      out.buf = this.#spare ?? Buffer.allocUnsafe(Math.max(OUTPUT_START, out.pos));
       out.pos = 0;
       this.#spare = undefined;
       const drained = this.#socket.write(bytes, () => {
