@@ -100,33 +100,31 @@ export class ChannelPublishes {
           });
     return stored.then(
       () => {
-        host.backlog(-1);
+        this.#done();
         if (confirm !== undefined) this.#confirms!.settle(confirm, true);
       },
       (error: unknown) => {
-        host.backlog(-1);
-        if (error instanceof NoRouteError) {
-          this.#return(content, 312, 'NO_ROUTE');
-          if (counts !== undefined) counts.totals.returnUnroutable++;
-          if (confirm !== undefined) this.#confirms!.settle(confirm, true);
-        } else if (error instanceof QueueFullError) {
+        if (!(error instanceof NoRouteError)) {
           if (confirm !== undefined) this.#confirms!.settle(confirm, false);
-        } else {
-          if (confirm !== undefined) this.#confirms!.settle(confirm, false);
-          this.#channel.exception(toAmqpException(error, host.broker.closed), 60, 40);
+          this.#failed(error);
+          return;
         }
+        host.backlog(-1);
+        this.#return(content, 312, 'NO_ROUTE');
+        if (counts !== undefined) counts.totals.returnUnroutable++;
+        if (confirm !== undefined) this.#confirms!.settle(confirm, true);
       },
     );
   }
 
-  /** A publish without confirm or return is stored. */
+  /** A publish is stored. */
   readonly #done = (): void => {
     this.#host.backlog(-1);
   };
 
   /**
-   * A publish without confirm or return failed: a full queue drops it, as RabbitMQ's
-   * `reject-publish` does for a publisher without confirms; anything else closes the channel.
+   * A publish failed (its confirm, if any, nacked already): a full queue drops it, as RabbitMQ's
+   * `reject-publish` does; anything else closes the channel.
    */
   readonly #failed = (error: unknown): void => {
     this.#host.backlog(-1);
