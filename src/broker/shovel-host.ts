@@ -35,11 +35,18 @@ export interface ShovelStatus {
   /** The source URI in use (password masked), `amqp://` for this broker. */
   readonly source: string;
   readonly destination: string;
-  /** Messages the destination took (confirmed under `on-confirm`) since the shovel started. */
+  /**
+   * Messages the destination took (confirmed under `on-confirm`) since the shovel started. Not
+   * the management API's `forwarded`, which counts publishes as RabbitMQ 4.x does: that is
+   * `published`.
+   */
   readonly forwarded: number;
   /** Messages published and not yet confirmed by the destination. */
   readonly inFlight: number;
-  /** Messages waiting in a source queue of this broker; undefined for a remote source. */
+  /**
+   * Messages waiting in a source queue of this broker; undefined for a remote source. Not the
+   * management API's `pending` (messages held while the destination is blocked): that is `held`.
+   */
   readonly pending: number | undefined;
   /**
    * Whether the destination takes messages now, while `state` is `running` (undefined in the
